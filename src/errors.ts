@@ -1,0 +1,54 @@
+// The one catalog of errors the API returns. Every failure becomes an ApiError before it
+// reaches the error handler, which renders the spec's envelope {error: {message, type, code, param}}.
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'insufficient_quota'
+  | 'rate_limit_error'
+  | 'execution_error'
+  | 'upstream_error'
+  | 'api_error';
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+
+  constructor(
+    readonly statusCode: number,
+    readonly type: ErrorType,
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  toBody(): ErrorBody {
+    return { error: { message: this.message, type: this.type, code: this.code, param: this.param } };
+  }
+}
+
+export interface ErrorBody {
+  error: { message: string; type: string; code: string; param: string | null };
+}
+
+export const invalidRequest = (code: string, message: string, param: string | null = null) =>
+  new ApiError(400, 'invalid_request_error', code, message, param);
+
+export const missingField = (param: string) =>
+  invalidRequest('missing_required_field', `Missing required field: ${param}.`, param);
+
+export const unauthenticated = (message: string, code = 'invalid_api_key') =>
+  new ApiError(401, 'authentication_error', code, message);
+
+export const notFound = (code: string, message: string) =>
+  new ApiError(404, 'invalid_request_error', code, message);
+
+export const conflict = (code: string, message: string, param: string | null = null) =>
+  new ApiError(409, 'invalid_request_error', code, message, param);
+
+export const internalError = () =>
+  new ApiError(500, 'api_error', 'internal_error', 'The server had an error while processing your request.');
