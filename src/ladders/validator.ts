@@ -1,0 +1,28 @@
+// Entry point of ladder config validation (POST /v1/validate, and before every save and run).
+// Both phases always run and report everything; see docs/ladder-language.md, "Validation".
+import type { LadderConfig } from './config.js';
+import { type ValidationLimits, validateMeaning } from './validate-meaning.js';
+import { validateSchema } from './validate-schema.js';
+import { Issues, inDocumentOrder, isRecord } from './validation-issues.js';
+
+export type { ValidationLimits } from './validate-meaning.js';
+export { parseKnobReference } from './knob-reference.js';
+
+export type ValidationResult = { valid: true; errors: []; config: LadderConfig } | { valid: false; errors: string[] };
+
+export const DEFAULT_VALIDATION_LIMITS: ValidationLimits = { maxSpendCap: 50, maxRecursionDepth: 10 };
+
+/**
+ * Schema errors come first, then meaning errors, each group in document order. On success
+ * `config` is a deep copy of the input, so later edits to the input cannot bypass validation.
+ */
+export function validateConfig(input: unknown, limits: Partial<ValidationLimits> = {}): ValidationResult {
+  if (!isRecord(input)) return { valid: false, errors: ['config: must be an object'] };
+  const schema = new Issues();
+  validateSchema(input, schema);
+  const meaning = new Issues();
+  validateMeaning(input, { ...DEFAULT_VALIDATION_LIMITS, ...limits }, meaning);
+  const errors = [...inDocumentOrder(input, schema.items), ...inDocumentOrder(input, meaning.items)];
+  if (errors.length > 0) return { valid: false, errors };
+  return { valid: true, errors: [], config: structuredClone(input) as unknown as LadderConfig };
+}
