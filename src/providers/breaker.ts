@@ -1,0 +1,80 @@
+// Per-connection circuit breaker: after `failureThreshold` consecutive failures a connection is
+// skipped for `cooldownMs`; then one caller gets a trial (half-open) while others keep skipping it.
+
+export interface BreakerOptions {
+  /** Consecutive failures that open the circuit. Default 3. */
+  failureThreshold?: number;
+  /** How long an open circuit skips the connection. Default 30000 ms. */
+  cooldownMs?: number;
+}
+
+interface State {
+  failures: number;
+  openUntil: number;
+  trialInFlight: boolean;
+}
+
+export type Admission = 'closed' | 'trial' | 'open';
+
+export class CircuitBreaker {
+  private readonly states = new Map<string, State>();
+  private readonly threshold: number;
+  private readonly cooldownMs: number;
+
+  constructor(options: BreakerOptions = {}, private readonly now: () => number = Date.now) {
+    this.threshold = Math.max(1, options.failureThreshold ?? 3);
+    this.cooldownMs = Math.max(0, options.cooldownMs ?? 30_000);
+  }
+
+  /** May this connection be tried now? A 'trial' must be ended by success(), failure() or release(). */
+  admit(id: string): Admission {
+    const state = this.states.get(id);
+    if (!state || state.failures < this.threshold) return 'closed';
+    if (this.now() < state.openUntil || state.trialInFlight) return 'open';
+    state.trialInFlight = true;
+    return 'trial';
+  }
+
+  /** admit() without its side effect: would this connection be tried now? */
+  wouldAdmit(id: string): boolean {
+    const state = this.states.get(id);
+    return !state || state.failures < this.threshold || (this.now() >= state.openUntil && !state.trialInFlight);
+  }
+
+  /** Used when every candidate is open: the router still tries the one that reopens first. */
+  force(id: string): void {
+    const state = this.states.get(id);
+    if (state) state.trialInFlight = true;
+  }
+
+  openUntil(id: string): number {
+    return this.states.get(id)?.openUntil ?? 0;
+  }
+
+  success(id: string): void {
+    this.states.delete(id);
+  }
+
+  failure(id: string): void {
+    let state = this.states.get(id);
+    if (!state) {
+      state = { failures: 0, openUntil: 0, trialInFlight: false };
+      this.states.set(id, state);
+    }
+    state.failures += 1;
+    state.trialInFlight = false;
+    if (state.failures >= this.threshold) state.openUntil = this.now() + this.cooldownMs;
+  }
+
+  /** The attempt said nothing about the connection's health (caller abort, request rejected). */
+  release(id: string): void {
+    const state = this.states.get(id);
+    if (state) state.trialInFlight = false;
+  }
+
+  state(id: string): 'closed' | 'open' | 'half-open' {
+    const state = this.states.get(id);
+    if (!state || state.failures < this.threshold) return 'closed';
+    return this.now() < state.openUntil ? 'open' : 'half-open';
+  }
+}

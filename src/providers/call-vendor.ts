@@ -1,0 +1,142 @@
+// One HTTP exchange with one vendor: send, bound by a total deadline, read, parse once, normalise.
+import type { Dispatcher } from 'undici';
+import { ShapeError, type VendorAdapter, type VendorOutput } from './adapters/types.js';
+import { ENDPOINT_NOT_ALLOWED } from './ssrf.js';
+import { VendorError, first, parseRetryAfter, statusError, transportError } from './vendor-errors.js';
+
+/** Where a connection's requests go, resolved once per base URL. */
+export interface Target {
+  origin: string;
+  /** Path prefix of the base URL, without a trailing slash ('' for none). */
+  basePath: string;
+  dispatcher: Dispatcher;
+  /** User endpoints: their error bodies are never repeated. */
+  opaque: boolean;
+}
+
+export interface VendorCall {
+  adapter: VendorAdapter;
+  provider: string;
+  target: Target;
+  apiKey: string;
+  vendorModel: string;
+  body: string;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  signal?: AbortSignal | undefined;
+}
+
+export interface VendorSuccess {
+  output: VendorOutput;
+  status: number;
+  requestId: string | null;
+}
+
+const ERROR_BODY_LIMIT = 64 * 1024;
+const TIMED_OUT = Symbol('timed out');
+
+export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
+  const { adapter, provider, target, timeoutMs } = call;
+  if (call.signal?.aborted) throw transportError(provider, 'abort', 'request aborted by the caller');
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
+  const onCallerAbort = () => controller.abort();
+  call.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  try {
+    const response = await target.dispatcher.request({
+      origin: target.origin,
+      path: adapter.path(target.basePath, call.vendorModel),
+      method: 'POST',
+      headers: adapter.headers(call.apiKey),
+      body: call.body,
+      signal: controller.signal,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const requestId = first(response.headers[adapter.requestIdHeader]) ?? null;
+    const status = response.statusCode;
+    if (status < 200 || status >= 300) {
+      const text = status >= 300 && status < 400 ? (await response.body.dump(), '') : await readText(response.body, ERROR_BODY_LIMIT, true);
+      const parsed = parseJson(text);
+      const info = parsed === undefined ? {} : adapter.errorInfo(status, parsed);
+      throw statusError({
+        provider,
+        status,
+        vendorMessage: info.message,
+        kind: info.kind,
+        opaque: target.opaque,
+        apiKey: call.apiKey,
+        requestId,
+        retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(response.headers) : null,
+      });
+    }
+    const text = await readText(response.body, call.maxResponseBytes, false);
+    const parsed = parseJson(text);
+    if (parsed === undefined) throw transportError(provider, 'bad_response', 'response is not valid JSON', status, requestId);
+    try {
+      return { output: adapter.fromVendor(parsed), status, requestId };
+    } catch (error) {
+      const why = error instanceof ShapeError ? error.message : 'could not be read';
+      throw transportError(provider, 'bad_response', `unexpected response shape: ${why}`, status, requestId);
+    }
+  } catch (error) {
+    if (error instanceof VendorError) throw error;
+    if (controller.signal.aborted) {
+      if (controller.signal.reason === TIMED_OUT) {
+        throw transportError(provider, 'timeout', `no complete response within ${timeoutMs} ms`);
+      }
+      throw transportError(provider, 'abort', 'request aborted by the caller');
+    }
+    throw fromSocketError(provider, error, target.opaque);
+  } finally {
+    clearTimeout(timer);
+    call.signal?.removeEventListener('abort', onCallerAbort);
+  }
+}
+
+function fromSocketError(provider: string, error: unknown, opaque: boolean): VendorError {
+  const code = errorCode(error);
+  if (code === ENDPOINT_NOT_ALLOWED) {
+    return transportError(provider, 'endpoint_not_allowed', 'endpoint resolves to a non-public address, refused');
+  }
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return transportError(provider, 'timeout', 'connect timeout');
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return transportError(provider, 'timeout', 'response timeout');
+  if (code === 'RESPONSE_TOO_LARGE') return transportError(provider, 'bad_response', 'response body too large');
+  // Socket messages can name internal hosts; the code alone is enough to act on.
+  const shown = code && /^[A-Z0-9_]+$/.test(code) ? code : 'network error';
+  return transportError(provider, 'connection', opaque ? 'connection failed' : `connection failed (${shown})`);
+}
+
+function errorCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+function parseJson(text: string): unknown {
+  if (text.length === 0) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads the body up to `limit` bytes; past it, either truncates (error bodies) or fails. */
+async function readText(body: Dispatcher.ResponseData['body'], limit: number, truncate: boolean): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      if (truncate) return '';
+      throw Object.assign(new Error('response too large'), { code: 'RESPONSE_TOO_LARGE' });
+    }
+    chunks.push(chunk);
+  }
+  if (chunks.length === 1) return chunks[0]!.toString('utf8');
+  return Buffer.concat(chunks, size).toString('utf8');
+}
