@@ -1,0 +1,390 @@
+/**
+ * Fake vendor servers for tests: real sockets on 127.0.0.1, each vendor's own wire format.
+ *
+ *   const fake = await startFakeOpenAI();            // also startFakeAnthropic/Gemini/Azure()
+ *   fake.baseUrl       // what the router needs: PROVIDER_BASE_URL_<ID> or a connection endpoint
+ *   fake.apiKey        // the only key it accepts (option `apiKey`, default 'test-key-<vendor>')
+ *   fake.requests      // every request received: { method, path, query, headers, body, rawBody }
+ *   fake.script(step, ...more)   // queue behaviours, one per request; then it echoes again
+ *   fake.setDefault(step | null) // behaviour for every unscripted request (null: echo)
+ *   fake.reset()       // forget requests and queued steps
+ *   await fake.close()
+ *
+ * Default behaviour (echo): the reply text is `echo: <text of the last user message>`;
+ * usage is prompt = characters of all message text (system included), completion = characters
+ * of the reply, total = their sum. Requests with a wrong path, missing/wrong key or missing
+ * required fields get the vendor's own 4xx error body, exactly like the real API would.
+ *
+ * Steps (Script): reply (scripted content/finish/usage), error (status with the vendor's error
+ * body, optional retry-after), delay (wait, then echo), reset (TCP reset, no response),
+ * malformed (200 with invalid JSON), wrong-shape (200, valid JSON, not the vendor's shape),
+ * redirect (3xx with Location), raw (anything).
+ *
+ * Base URLs: OpenAI-compatible `${url}/v1` (path /v1/chat/completions); Anthropic `${url}`
+ * (/v1/messages); Gemini `${url}` (/v1beta/models/{model}:generateContent); Azure `${url}`
+ * (/openai/deployments/{deployment}/chat/completions?api-version=...).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Script =
+  | { kind: 'reply'; content: string; finish?: string; usage?: { prompt: number; completion: number } }
+  | { kind: 'error'; status: number; message?: string; retryAfter?: string }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'reset' }
+  | { kind: 'malformed' }
+  | { kind: 'wrong-shape' }
+  | { kind: 'redirect'; location: string; status?: number }
+  | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> };
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: IncomingMessage['headers'];
+  /** Parsed JSON body, or undefined when it was not JSON. */
+  body: any;
+  rawBody: string;
+}
+
+export interface FakeVendor {
+  readonly vendor: 'openai' | 'anthropic' | 'gemini' | 'azure';
+  /** http://127.0.0.1:<port>, no path. */
+  readonly url: string;
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly requests: RecordedRequest[];
+  script(...steps: Script[]): void;
+  setDefault(step: Script | null): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface FakeOptions {
+  apiKey?: string;
+}
+
+interface Reply {
+  content: string;
+  finish: string | undefined;
+  prompt: number;
+  completion: number;
+}
+
+interface Dialect {
+  vendor: FakeVendor['vendor'];
+  basePath: string;
+  /** Returns an error [status, message] when the request is not what the real API accepts, else null. */
+  check(req: RecordedRequest, apiKey: string): { status: number; message: string; detail?: string } | null;
+  /** Texts of all messages (for usage) and of the last user message (for the echo). */
+  texts(body: any): { all: string[]; lastUser: string };
+  success(reply: Reply, req: RecordedRequest, n: number): unknown;
+  error(status: number, message: string, detail?: string): unknown;
+  requestIdHeader: string;
+}
+
+// ---------------------------------------------------------------- shared plumbing
+
+async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVendor> {
+  const apiKey = options.apiKey ?? `test-key-${dialect.vendor}`;
+  const requests: RecordedRequest[] = [];
+  let queue: Script[] = [];
+  let fallback: Script | null = null;
+  let counter = 0;
+
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const rawBody = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://fake');
+    let body: any;
+    try {
+      body = rawBody ? JSON.parse(rawBody) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const recorded: RecordedRequest = {
+      method: req.method ?? '',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: req.headers,
+      body,
+      rawBody,
+    };
+    requests.push(recorded);
+    const n = ++counter;
+    res.setHeader(dialect.requestIdHeader, `req_fake_${n}`);
+
+    const problem = dialect.check(recorded, apiKey);
+    if (problem) return sendJson(res, problem.status, dialect.error(problem.status, problem.message, problem.detail));
+
+    const step = queue.shift() ?? fallback;
+    const echo = (): Reply => {
+      const { all, lastUser } = dialect.texts(body);
+      const content = `echo: ${lastUser}`;
+      return { content, finish: undefined, prompt: all.join('').length, completion: content.length };
+    };
+    if (!step) return sendJson(res, 200, dialect.success(echo(), recorded, n));
+    switch (step.kind) {
+      case 'reply':
+        return sendJson(res, 200, dialect.success({
+          content: step.content,
+          finish: step.finish,
+          prompt: step.usage?.prompt ?? 0,
+          completion: step.usage?.completion ?? step.content.length,
+        }, recorded, n));
+      case 'error':
+        if (step.retryAfter !== undefined) res.setHeader('retry-after', step.retryAfter);
+        return sendJson(res, step.status, dialect.error(step.status, step.message ?? `fake ${dialect.vendor} error ${step.status}`));
+      case 'delay': {
+        const timer = setTimeout(() => sendJson(res, 200, dialect.success(echo(), recorded, n)), step.ms);
+        res.on('close', () => clearTimeout(timer));
+        return;
+      }
+      case 'reset':
+        req.socket.resetAndDestroy();
+        return;
+      case 'malformed':
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"id": "broken", "choices": [');
+        return;
+      case 'wrong-shape':
+        return sendJson(res, 200, { hello: 'world' });
+      case 'redirect':
+        res.writeHead(step.status ?? 302, { location: step.location });
+        res.end();
+        return;
+      case 'raw':
+        res.writeHead(step.status, step.headers ?? {});
+        res.end(step.body);
+        return;
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    vendor: dialect.vendor,
+    url,
+    baseUrl: url + dialect.basePath,
+    apiKey,
+    requests,
+    script: (...steps) => void queue.push(...steps),
+    setDefault: (step) => void (fallback = step),
+    reset: () => {
+      requests.length = 0;
+      queue = [];
+      fallback = null;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, payload: unknown): void {
+  const text = JSON.stringify(payload);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function openAITexts(body: any): { all: string[]; lastUser: string } {
+  const all: string[] = [];
+  let lastUser = '';
+  for (const m of body.messages as any[]) {
+    const text = typeof m.content === 'string' ? m.content : (m.content as any[]).filter((p) => p.type === 'text').map((p) => p.text).join('');
+    all.push(text);
+    if (m.role === 'user') lastUser = text;
+  }
+  return { all, lastUser };
+}
+
+function checkOpenAIBody(body: any, needModel: boolean): string | null {
+  if (!isObj(body)) return 'We could not parse the JSON body of your request.';
+  if (needModel && typeof body.model !== 'string') return "you must provide a model parameter";
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return "Invalid 'messages': empty array.";
+  for (const m of body.messages) {
+    if (!isObj(m) || !['system', 'user', 'assistant', 'developer'].includes(m.role)) return "Invalid value for 'messages[].role'.";
+    if (typeof m.content !== 'string' && !Array.isArray(m.content)) return "Invalid type for 'messages[].content'.";
+  }
+  if ('max_tokens' in body && !Number.isInteger(body.max_tokens)) return "Invalid type for 'max_tokens'.";
+  return null;
+}
+
+function openAISuccess(reply: Reply, model: string, n: number) {
+  return {
+    id: `chatcmpl-fake-${n}`,
+    object: 'chat.completion',
+    created: 1_700_000_000 + n,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: reply.content }, logprobs: null, finish_reason: reply.finish ?? 'stop' }],
+    usage: { prompt_tokens: reply.prompt, completion_tokens: reply.completion, total_tokens: reply.prompt + reply.completion },
+  };
+}
+
+// ---------------------------------------------------------------- OpenAI-compatible
+
+const openAIDialect: Dialect = {
+  vendor: 'openai',
+  basePath: '/v1',
+  requestIdHeader: 'x-request-id',
+  check(req, apiKey) {
+    if (req.method !== 'POST' || req.path !== '/v1/chat/completions') {
+      return { status: 404, message: `Invalid URL (${req.method} ${req.path})` };
+    }
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      return { status: 401, message: 'Incorrect API key provided.', detail: 'invalid_api_key' };
+    }
+    const problem = checkOpenAIBody(req.body, true);
+    return problem ? { status: 400, message: problem } : null;
+  },
+  texts: openAITexts,
+  success: (reply, req, n) => openAISuccess(reply, req.body.model, n),
+  error: (status, message, detail) => ({
+    error: { message, type: status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: detail ?? null },
+  }),
+};
+
+// ---------------------------------------------------------------- Azure OpenAI
+
+const azureDialect: Dialect = {
+  vendor: 'azure',
+  basePath: '',
+  requestIdHeader: 'apim-request-id',
+  check(req, apiKey) {
+    const match = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/.exec(req.path);
+    if (req.method !== 'POST' || !match || !req.query['api-version']) return { status: 404, message: 'Resource not found' };
+    if (req.headers['api-key'] !== apiKey) {
+      return { status: 401, message: 'Access denied due to invalid subscription key or wrong API endpoint.' };
+    }
+    const problem = checkOpenAIBody(req.body, false);
+    return problem ? { status: 400, message: problem } : null;
+  },
+  texts: openAITexts,
+  success: (reply, req, n) => openAISuccess(reply, decodeURIComponent(req.path.split('/')[3]!), n),
+  error: (status, message) => ({ error: { code: String(status), message } }),
+};
+
+// ---------------------------------------------------------------- Anthropic Messages
+
+const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
+  413: 'request_too_large', 429: 'rate_limit_error', 500: 'api_error', 529: 'overloaded_error',
+};
+
+const anthropicDialect: Dialect = {
+  vendor: 'anthropic',
+  basePath: '',
+  requestIdHeader: 'request-id',
+  check(req, apiKey) {
+    if (req.method !== 'POST' || req.path !== '/v1/messages') return { status: 404, message: 'Not found' };
+    if (req.headers['x-api-key'] !== apiKey) return { status: 401, message: 'invalid x-api-key' };
+    if (!req.headers['anthropic-version']) return { status: 400, message: 'anthropic-version: header is required' };
+    const body = req.body;
+    if (!isObj(body)) return { status: 400, message: 'Request body must be JSON' };
+    if (typeof body.model !== 'string') return { status: 400, message: 'model: Field required' };
+    if (!Number.isInteger(body.max_tokens)) return { status: 400, message: 'max_tokens: Field required' };
+    if (!Array.isArray(body.messages) || body.messages.length === 0) return { status: 400, message: 'messages: at least one message is required' };
+    if ('system' in body && typeof body.system !== 'string' && !Array.isArray(body.system)) return { status: 400, message: 'system: Input should be a valid string' };
+    for (const [i, m] of (body.messages as any[]).entries()) {
+      if (m.role !== 'user' && m.role !== 'assistant') return { status: 400, message: `messages.${i}.role: Input should be 'user' or 'assistant'` };
+      if (typeof m.content === 'string') continue;
+      if (!Array.isArray(m.content)) return { status: 400, message: `messages.${i}.content: Input should be a valid list` };
+      for (const block of m.content) {
+        const ok =
+          (block.type === 'text' && typeof block.text === 'string') ||
+          (block.type === 'image' && isObj(block.source) &&
+            ((block.source.type === 'base64' && typeof block.source.media_type === 'string' && typeof block.source.data === 'string') ||
+              (block.source.type === 'url' && typeof block.source.url === 'string')));
+        if (!ok) return { status: 400, message: `messages.${i}.content: invalid content block` };
+      }
+    }
+    return null;
+  },
+  texts(body) {
+    const all: string[] = [];
+    if (typeof body.system === 'string') all.push(body.system);
+    let lastUser = '';
+    for (const m of body.messages as any[]) {
+      const text = typeof m.content === 'string' ? m.content : (m.content as any[]).filter((b) => b.type === 'text').map((b) => b.text).join('');
+      all.push(text);
+      if (m.role === 'user') lastUser = text;
+    }
+    return { all, lastUser };
+  },
+  success: (reply, req, n) => ({
+    id: `msg_fake_${n}`,
+    type: 'message',
+    role: 'assistant',
+    model: req.body.model,
+    content: [{ type: 'text', text: reply.content }],
+    stop_reason: reply.finish ?? 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: reply.prompt, output_tokens: reply.completion },
+  }),
+  error: (status, message) => ({ type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] ?? 'api_error', message } }),
+};
+
+// ---------------------------------------------------------------- Google Gemini
+
+const GOOGLE_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL', 503: 'UNAVAILABLE', 504: 'DEADLINE_EXCEEDED',
+};
+
+const geminiDialect: Dialect = {
+  vendor: 'gemini',
+  basePath: '',
+  requestIdHeader: 'x-goog-request-id',
+  check(req, apiKey) {
+    if (req.method !== 'POST' || !/^\/v1beta\/models\/[^/:]+:generateContent$/.test(req.path)) return { status: 404, message: 'Not Found' };
+    const key = req.headers['x-goog-api-key'];
+    if (key === undefined) return { status: 403, message: "Method doesn't allow unregistered callers. Please use API Key or other form of API consumer identity to call this API." };
+    if (key !== apiKey) return { status: 400, message: 'API key not valid. Please pass a valid API key.', detail: 'API_KEY_INVALID' };
+    const body = req.body;
+    if (!isObj(body) || !Array.isArray(body.contents) || body.contents.length === 0) return { status: 400, message: '* GenerateContentRequest.contents: contents is not specified' };
+    for (const c of body.contents as any[]) {
+      if (c.role !== 'user' && c.role !== 'model') return { status: 400, message: 'Please use a valid role: user, model.' };
+      if (!Array.isArray(c.parts) || c.parts.length === 0) return { status: 400, message: '* GenerateContentRequest.contents[].parts: contents.parts must not be empty.' };
+      for (const p of c.parts) {
+        const inline = p.inlineData ?? p.inline_data;
+        if (typeof p.text !== 'string' && !(isObj(inline) && typeof inline.data === 'string')) return { status: 400, message: 'Invalid part' };
+      }
+    }
+    return null;
+  },
+  texts(body) {
+    const all: string[] = [];
+    for (const p of body.systemInstruction?.parts ?? []) if (typeof p.text === 'string') all.push(p.text);
+    let lastUser = '';
+    for (const c of body.contents as any[]) {
+      const text = (c.parts as any[]).filter((p) => typeof p.text === 'string').map((p) => p.text).join('');
+      all.push(text);
+      if (c.role === 'user') lastUser = text;
+    }
+    return { all, lastUser };
+  },
+  success: (reply, req, n) => ({
+    candidates: [{ content: { parts: [{ text: reply.content }], role: 'model' }, finishReason: reply.finish ?? 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: reply.prompt, candidatesTokenCount: reply.completion, totalTokenCount: reply.prompt + reply.completion },
+    modelVersion: decodeURIComponent(req.path.slice('/v1beta/models/'.length, -':generateContent'.length)),
+    responseId: `resp_fake_${n}`,
+  }),
+  error: (status, message, detail) => ({
+    error: {
+      code: status,
+      message,
+      status: GOOGLE_STATUS[status] ?? 'UNKNOWN',
+      ...(detail ? { details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: detail, domain: 'googleapis.com' }] } : {}),
+    },
+  }),
+};
+
+export const startFakeOpenAI = (options: FakeOptions = {}) => startFake(openAIDialect, options);
+export const startFakeAzure = (options: FakeOptions = {}) => startFake(azureDialect, options);
+export const startFakeAnthropic = (options: FakeOptions = {}) => startFake(anthropicDialect, options);
+export const startFakeGemini = (options: FakeOptions = {}) => startFake(geminiDialect, options);
