@@ -1,0 +1,142 @@
+// The ladder interpreter: runs a validated config against one model, as docs/ladder-language.md
+// describes, through an injected ModelCall. It knows nothing of HTTP or storage.
+//
+// Decisions the language leaves open, taken here:
+// - A run fails as soon as any node of any step fails (the step cannot produce a complete
+//   output, and a partial one would silently change what later steps read); calls still in
+//   flight are aborted. The failure is a LadderRunError carrying usage, spend and trace.
+// - Caps on nodes, recursion depth and call count are checked before the first call (see
+//   checkRunLimits); budget and wall time are checked as the run goes.
+// - A recursion step's output, once replaced by the deepest child's answer, is a single
+//   output numbered 1.
+import type { GroupStep, ModelStep } from './config.js';
+import { createLimiter, type Limiter } from './concurrency.js';
+import { maxDepthOf, nodeCount, passCount } from './knobs.js';
+import { checkRunLimits } from './limits.js';
+import { RunMemory, type NodeOutput } from './memory.js';
+import { buildPrompt } from './prompt.js';
+import { RunContext } from './run-context.js';
+import type { RunOptions, RunResult, StepTrace } from './run-types.js';
+
+export { LadderRunError, TRACE_PROMPT_CHARS } from './run-types.js';
+export type { NodeTrace, RunLimits, RunOptions, RunResult, StepTrace } from './run-types.js';
+
+/** Runs a ladder to its answer. Every failure is thrown as a LadderRunError. */
+export async function runLadder(options: RunOptions): Promise<RunResult> {
+  const run = new RunContext(options);
+  try {
+    checkRunLimits(options.config, options.knobs, options.limits);
+    run.throwIfHalted();
+    const { answer } = await runPasses({ options, run }, options.input, 0, passCount(options.config, options.knobs));
+    return { answer, ...run.progress() };
+  } catch (error) {
+    throw run.toRunError(error);
+  } finally {
+    run.dispose();
+  }
+}
+
+interface Engine {
+  options: RunOptions;
+  run: RunContext;
+}
+
+/** One run at one recursion depth: its memory, input and depth. */
+interface Level {
+  engine: Engine;
+  memory: RunMemory;
+  input: string;
+  depth: number;
+}
+
+interface LevelOutcome {
+  answer: string;
+  /** The answer of the deepest run below this one, or this run's own when it did not recurse. */
+  deepest: string;
+}
+
+async function runPasses(engine: Engine, input: string, depth: number, passes: number): Promise<LevelOutcome> {
+  const { config } = engine.options;
+  const level: Level = { engine, memory: new RunMemory(), input, depth };
+  let deepest: string | null = null;
+  for (let pass = 1; pass <= passes; pass++) {
+    level.memory.beginPass();
+    for (const step of config.steps) {
+      const ran = step.type === 'group' ? await runGroup(level, step) : [await runStep(level, step, stepLimiter(engine))];
+      for (const { step: model, trace } of ran) {
+        if (model.recursion) deepest = (await recurse(level, model, trace)) ?? deepest;
+      }
+    }
+  }
+  const answer = level.memory.value(passes, config.exit);
+  return { answer, deepest: deepest ?? answer };
+}
+
+interface RanStep {
+  step: ModelStep;
+  trace: StepTrace;
+}
+
+const stepLimiter = (engine: Engine): Limiter => createLimiter(engine.options.limits.maxConcurrentCalls);
+
+/** A group's children run side by side, their calls sharing one concurrency bound. */
+async function runGroup(level: Level, group: GroupStep): Promise<RanStep[]> {
+  const limiter = stepLimiter(level.engine);
+  return settleAll(
+    level.engine.run,
+    group.steps.map((child) => runStep(level, child, limiter, group.id)),
+  );
+}
+
+async function runStep(level: Level, step: ModelStep, limiter: Limiter, groupId?: string): Promise<RanStep> {
+  const { engine, memory, depth } = level;
+  const { config, knobs } = engine.options;
+  const nodes = nodeCount(step, knobs, config);
+  const trace = engine.run.openStep({ pass: memory.pass, depth, stepId: step.id, ...(groupId ? { groupId } : {}) });
+  const ask = (node: number, earlier?: NodeOutput[]) =>
+    limiter(async (): Promise<NodeOutput> => {
+      const self = earlier ? { stepId: step.id, outputs: earlier } : undefined;
+      const prompt = buildPrompt(step, memory.sources(level.input, knobs, node, self));
+      return { node, text: await engine.run.callNode(trace, node, prompt) };
+    });
+
+  let outputs: NodeOutput[];
+  if (step.type === 'sequential') {
+    outputs = [];
+    for (let node = 1; node <= nodes; node++) outputs.push(await ask(node, [...outputs]));
+  } else {
+    outputs = await settleAll(engine.run, Array.from({ length: nodes }, (_, i) => ask(i + 1)));
+  }
+
+  const gate = step.continueIf;
+  const survivors = gate === undefined ? outputs : outputs.filter((o) => o.text.trim() === gate);
+  if (gate !== undefined) {
+    for (const node of trace.nodes) node.survived = survivors.some((o) => o.node === node.node);
+  }
+  memory.store(step.id, survivors);
+  return { step, trace };
+}
+
+/**
+ * While this run's depth is below maxDepth, a child run of the same config (one pass) takes
+ * the step's output as its input; the deepest child's answer then replaces that output here.
+ */
+async function recurse(level: Level, step: ModelStep, trace: StepTrace): Promise<string | null> {
+  const { engine, memory, depth } = level;
+  if (!step.recursion) return null;
+  const maxDepth = maxDepthOf(step.recursion, engine.options.knobs, engine.options.config);
+  if (depth >= maxDepth) return null;
+  const child = await runPasses(engine, memory.value(memory.pass, step.id), depth + 1, 1);
+  memory.store(step.id, [{ node: 1, text: child.deepest }]);
+  trace.recursionAnswer = child.deepest;
+  return child.deepest;
+}
+
+// Waits for every task, so that none is left running unobserved, then fails with the run's
+// first failure (the one that halted the rest) rather than whichever task happens to be first.
+async function settleAll<T>(run: RunContext, tasks: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(tasks);
+  const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (rejected) throw run.failure(rejected.reason);
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+}

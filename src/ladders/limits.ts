@@ -1,0 +1,86 @@
+// The ways a run can fail, and the platform caps checked before a run makes any call.
+import { ApiError } from '../errors.js';
+import type { LadderConfig, ModelStep } from './config.js';
+import { parseKnobReference } from './knob-reference.js';
+import { maxDepthOf, nodeCount, passCount } from './knobs.js';
+import type { RunLimits } from './run-types.js';
+
+/** A cap of the platform stops the run; the request or the ladder asked for too much. */
+export const runLimitExceeded = (message: string) =>
+  new ApiError(422, 'execution_error', 'run_limit_exceeded', message);
+
+export const runTimeout = (maxRunMs: number) =>
+  new ApiError(504, 'execution_error', 'run_timeout', `The run exceeded its wall-time limit of ${formatMs(maxRunMs)} and was stopped.`);
+
+// 499, "client closed request": the caller stopped waiting, so nobody is there to read it.
+export const runCancelled = () =>
+  new ApiError(499, 'execution_error', 'run_cancelled', 'The run was cancelled before it finished.');
+
+export const budgetExceeded = (spentUsd: number, maxSpendUsd: number, stepId: string) =>
+  new ApiError(
+    402,
+    'insufficient_quota',
+    'execution_budget_exceeded',
+    `Execution budget exceeded: spent $${spentUsd.toFixed(6)} of the $${formatUsd(maxSpendUsd)} maximum before step "${stepId}".`,
+  );
+
+// A router's error that is the request's own fault (say, a model no connection supports) would
+// fail the same way on retry, so it reaches the client unchanged; anything else is the step's.
+const REQUEST_FAULT_STATUSES = new Set([400, 404, 413, 422]);
+
+export function stepFailed(stepId: string, error: unknown): ApiError {
+  if (error instanceof ApiError && REQUEST_FAULT_STATUSES.has(error.statusCode)) return error;
+  const reason = (error instanceof Error ? error.message : String(error)).trim().replace(/\.+$/, '');
+  return new ApiError(502, 'execution_error', 'step_failed', `Step "${stepId}" failed: ${reason || 'unknown error'}.`);
+}
+
+export function modelSteps(config: LadderConfig): ModelStep[] {
+  return config.steps.flatMap((step) => (step.type === 'group' ? step.steps : [step]));
+}
+
+/**
+ * Nodes, recursion depth and the run's number of calls follow from the config and the knobs
+ * alone (gates prune outputs, not calls), so a run that would break a cap fails here, before
+ * it spends anything, rather than halfway. Nodes above the cap fail rather than being clamped:
+ * quietly running fewer nodes than the ladder asks for would change its answer unannounced.
+ */
+export function checkRunLimits(config: LadderConfig, knobs: Record<string, number>, limits: RunLimits): void {
+  let callsPerPass = 0;
+  let maxDepth = 0;
+  for (const step of modelSteps(config)) {
+    const nodes = nodeCount(step, knobs, config);
+    if (nodes > limits.maxNodesPerStep) {
+      throw runLimitExceeded(
+        `Step "${step.id}" has ${nodes} nodes${viaKnob(step.nodes)}; the platform allows at most ${limits.maxNodesPerStep} per step.`,
+      );
+    }
+    callsPerPass += nodes;
+    if (!step.recursion) continue;
+    maxDepth = maxDepthOf(step.recursion, knobs, config);
+    if (maxDepth > limits.maxRecursionDepth) {
+      throw runLimitExceeded(
+        `Step "${step.id}" recurses to depth ${maxDepth}${viaKnob(step.recursion.maxDepth)}; the platform allows at most ${limits.maxRecursionDepth}.`,
+      );
+    }
+  }
+  // Each recursion child runs one pass and, but for the deepest, spawns one child of its own.
+  const calls = passCount(config, knobs) * callsPerPass * (maxDepth + 1);
+  if (calls > limits.maxModelCallsPerRun) {
+    throw runLimitExceeded(
+      `This run needs ${calls} model calls; the platform allows at most ${limits.maxModelCallsPerRun} per run.`,
+    );
+  }
+}
+
+const viaKnob = (value: unknown): string => {
+  const id = parseKnobReference(value);
+  return id === null ? '' : ` (knob "${id}")`;
+};
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+function formatUsd(usd: number): string {
+  return Number.isInteger(usd * 100) ? usd.toFixed(2) : String(usd);
+}

@@ -1,0 +1,100 @@
+// What a ladder run takes and gives back, including the trace the caller stores.
+import { ApiError } from '../errors.js';
+import type { ModelCall, Usage } from '../providers/types.js';
+import type { LadderConfig } from './config.js';
+import type { PriceTable } from './pricing.js';
+
+/** Platform caps on one run; the caller fills them from its configuration. */
+export interface RunLimits {
+  maxNodesPerStep: number;
+  maxModelCallsPerRun: number;
+  maxRecursionDepth: number;
+  maxRunMs: number;
+  /** Model calls in flight at once within one normal step, or across one group's children. */
+  maxConcurrentCalls: number;
+  /** The effective budget in USD: the config's executionBudget.maxSpend or the platform default. */
+  maxSpendUsd: number;
+}
+
+export interface RunOptions {
+  config: LadderConfig;
+  /** The model every call of the run uses. */
+  model: string;
+  /** The ladder's `input.context`: the request's last user message. */
+  input: string;
+  /** Effective knob values, as resolveKnobs returns them. */
+  knobs: Record<string, number>;
+  call: ModelCall;
+  limits: RunLimits;
+  signal?: AbortSignal;
+  /** Default: defaultPriceTable. */
+  prices?: PriceTable;
+}
+
+/** Prompts are kept in the trace up to this many characters, to bound what is stored. */
+export const TRACE_PROMPT_CHARS = 4000;
+
+export interface NodeTrace {
+  /** 1-based. */
+  node: number;
+  /** The prompt sent, cut to TRACE_PROMPT_CHARS. */
+  prompt: string;
+  /** The full prompt's length, so a cut prompt is recognisable. */
+  promptChars: number;
+  output: string;
+  /** False when the step's gate pruned the node, or its call failed. */
+  survived: boolean;
+  usage: Usage;
+  costUsd: number;
+  /** The provider that answered; null when the call failed. */
+  provider: string | null;
+  latencyMs: number;
+  error?: string;
+}
+
+/** One execution of one step: a pass of a run at a recursion depth. */
+export interface StepTrace {
+  /** 1-based pass of the run at this depth; a recursion child has a single pass. */
+  pass: number;
+  /** 0 for the root run, n for the n-th nested recursion child. */
+  depth: number;
+  stepId: string;
+  /** Set on the children of a group step. */
+  groupId?: string;
+  /** In node order; a node whose call was never made has no entry. */
+  nodes: NodeTrace[];
+  /** On a recursion step that recursed: the deepest child's answer that replaced its output. */
+  recursionAnswer?: string;
+}
+
+export interface RunResult {
+  answer: string;
+  /** Summed over every model call of the run, recursion children included. */
+  usage: Usage;
+  spendUsd: number;
+  modelCalls: number;
+  trace: StepTrace[];
+}
+
+export type RunProgress = Omit<RunResult, 'answer'>;
+
+/**
+ * Every failure of runLadder is one of these. It keeps the status, type, code, message and
+ * param of the ApiError that ended the run (so a router's own 4xx reaches the client
+ * unchanged), and adds what the run had used and done, for the caller to bill and store.
+ */
+export class LadderRunError extends ApiError {
+  readonly usage: Usage;
+  readonly spendUsd: number;
+  readonly modelCalls: number;
+  readonly trace: StepTrace[];
+
+  constructor(error: ApiError, progress: RunProgress) {
+    super(error.statusCode, error.type, error.code, error.message, error.param, error.headers);
+    this.cause = error;
+    this.usage = progress.usage;
+    this.spendUsd = progress.spendUsd;
+    this.modelCalls = progress.modelCalls;
+    this.trace = progress.trace;
+  }
+}
