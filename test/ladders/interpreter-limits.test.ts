@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import type { LadderConfig, ModelStep } from '../../src/ladders/config.js';
+import { LadderRunError } from '../../src/ladders/interpreter.js';
+import { accountingOf, deferred, fakeModel, run, systemOf, type RunArgs } from './interpreter-harness.js';
+
+const step = (id: string, extra: Partial<ModelStep> = {}): ModelStep => ({
+  id,
+  name: id,
+  type: 'normal',
+  fields: [{ name: 'Q', type: 'text', from: 'input.context' }],
+  systemPrompt: id,
+  ...extra,
+});
+const threeSteps: LadderConfig = { name: 't', exit: 'c', steps: [step('a'), step('b'), step('c')] };
+
+async function failure(args: RunArgs): Promise<LadderRunError> {
+  const outcome = await run(args).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  if (!(outcome instanceof LadderRunError)) throw new Error(`expected a LadderRunError, got ${String(outcome)}`);
+  return outcome;
+}
+
+const never = () => new Promise<string>(() => {});
+
+describe('runLadder: the execution budget', () => {
+  it('refuses a call once the spend has reached maxSpend and says how much was spent', async () => {
+    // pricey-model costs $0.001 a token; each call here is 32 prompt + 2 completion tokens.
+    const model = fakeModel(() => 'ok');
+    const error = await failure({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.05 } });
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.toBody()).toEqual({
+      error: {
+        message: 'Execution budget exceeded: spent $0.068000 of the $0.05 maximum before step "c".',
+        type: 'insufficient_quota',
+        code: 'execution_budget_exceeded',
+        param: null,
+      },
+    });
+    expect(error.statusCode).toBe(402);
+    expect(model.received).toHaveLength(2);
+    expect(error.modelCalls).toBe(2);
+    expect(error.spendUsd).toBeCloseTo(0.068, 12);
+    expect(error.usage).toEqual({ prompt_tokens: 64, completion_tokens: 4, total_tokens: 68 });
+    expect(error.trace.map((t) => [t.stepId, t.nodes.length])).toEqual([
+      ['a', 1],
+      ['b', 1],
+      ['c', 0],
+    ]);
+  });
+
+  it('lets calls that start together before any cost is known all go ahead', async () => {
+    const model = fakeModel(() => 'ok');
+    const config: LadderConfig = { name: 't', exit: 'b', steps: [step('a', { nodes: 3 }), step('b')] };
+    const error = await failure({ config, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.01 } });
+    expect(error.code).toBe('execution_budget_exceeded');
+    expect(error.message).toBe('Execution budget exceeded: spent $0.102000 of the $0.01 maximum before step "b".');
+    expect(model.received).toHaveLength(3);
+  });
+
+  it('runs to the end when the spend stays below maxSpend', async () => {
+    const model = fakeModel(() => 'ok');
+    const result = await run({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.1021 } });
+    expect(result.spendUsd).toBeCloseTo(0.102, 12);
+    expect(result.modelCalls).toBe(3);
+  });
+});
+
+describe('runLadder: platform caps', () => {
+  const knobbed: LadderConfig = {
+    name: 't',
+    exit: 'deepen',
+    knobs: {
+      width: { name: 'Width', type: 'nodes', steps: [{ title: 'a', value: 1 }, { title: 'b', value: 5 }] },
+      depth: { name: 'Depth', type: 'recursion', steps: [{ title: 'a', value: 0 }, { title: 'b', value: 3 }] },
+      loops: { name: 'Loops', type: 'loops', steps: [{ title: 'a', value: 1 }, { title: 'b', value: 3 }] },
+    },
+    steps: [step('fan', { nodes: '{{knobs.width}}' }), step('deepen', { recursion: { maxDepth: '{{knobs.depth}}' } })],
+  };
+
+  it('fails before any call when a step has more nodes than the platform allows', async () => {
+    const model = fakeModel();
+    const error = await failure({ config: knobbed, model, knobs: { width: 5 }, limits: { maxNodesPerStep: 4 } });
+    expect(error).toMatchObject({ statusCode: 422, type: 'execution_error', code: 'run_limit_exceeded', modelCalls: 0, trace: [] });
+    expect(error.message).toBe('Step "fan" has 5 nodes (knob "width"); the platform allows at most 4 per step.');
+    expect(model.received).toHaveLength(0);
+  });
+
+  it('fails before any call when the recursion goes deeper than the platform allows', async () => {
+    const error = await failure({ config: knobbed, knobs: { depth: 3 }, limits: { maxRecursionDepth: 2 } });
+    expect(error).toMatchObject({ statusCode: 422, code: 'run_limit_exceeded' });
+    expect(error.message).toBe('Step "deepen" recurses to depth 3 (knob "depth"); the platform allows at most 2.');
+  });
+
+  it('fails before any call when the run needs more model calls than the platform allows', async () => {
+    // 3 passes of (5 + 1) calls, each pass with a 3-deep chain of children of 6 calls each.
+    const args = { config: knobbed, knobs: { width: 5, depth: 3, loops: 3 } };
+    const error = await failure({ ...args, limits: { maxModelCallsPerRun: 71 } });
+    expect(error).toMatchObject({ statusCode: 422, code: 'run_limit_exceeded' });
+    expect(error.message).toBe('This run needs 72 model calls; the platform allows at most 71 per run.');
+    const model = fakeModel(() => 'ok');
+    const result = await run({ ...args, model, limits: { maxModelCallsPerRun: 72 } });
+    expect(result.modelCalls).toBe(72);
+    expect(model.received).toHaveLength(72);
+  });
+
+  it('stops a run at its wall-time limit even when a call ignores its signal', async () => {
+    const model = fakeModel(never);
+    const started = Date.now();
+    const error = await failure({ config: threeSteps, model, limits: { maxRunMs: 50 } });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(error.toBody().error).toEqual({
+      message: 'The run exceeded its wall-time limit of 50 ms and was stopped.',
+      type: 'execution_error',
+      code: 'run_timeout',
+      param: null,
+    });
+    expect(error.statusCode).toBe(504);
+    expect(model.received[0]?.signal?.aborted).toBe(true);
+    expect(error.trace[0]?.nodes[0]).toMatchObject({ survived: false, error: 'Aborted: The run exceeded its wall-time limit of 50 ms and was stopped.' });
+  });
+});
+
+describe('runLadder: cancellation', () => {
+  it('stops when the caller aborts, and aborts the call in flight', async () => {
+    const controller = new AbortController();
+    const started = deferred();
+    const model = fakeModel(() => {
+      started.resolve();
+      return never();
+    });
+    const pending = failure({ config: threeSteps, model, signal: controller.signal });
+    await started.promise;
+    controller.abort();
+    const error = await pending;
+    expect(error).toMatchObject({ statusCode: 499, type: 'execution_error', code: 'run_cancelled', message: 'The run was cancelled before it finished.' });
+    expect(model.received[0]?.signal?.aborted).toBe(true);
+  });
+
+  it('makes no call when the signal is already aborted, and keeps an ApiError given as the reason', async () => {
+    const model = fakeModel();
+    const shutdown = new ApiError(503, 'api_error', 'shutting_down', 'The server is shutting down.');
+    const error = await failure({ config: threeSteps, model, signal: AbortSignal.abort(shutdown) });
+    expect(error).toMatchObject({ statusCode: 503, code: 'shutting_down', modelCalls: 0 });
+    expect(model.received).toHaveLength(0);
+  });
+});
+
+describe('runLadder: failing model calls', () => {
+  it('fails the run naming the step, and keeps what was used before', async () => {
+    const model = fakeModel((prompt) => {
+      if (systemOf(prompt) === 'b') throw new Error('connection reset by peer.');
+      return 'ok';
+    });
+    const error = await failure({ config: threeSteps, model });
+    expect(error.toBody().error).toEqual({
+      message: 'Step "b" failed: connection reset by peer.',
+      type: 'execution_error',
+      code: 'step_failed',
+      param: null,
+    });
+    expect(error.statusCode).toBe(502);
+    expect(error.modelCalls).toBe(2);
+    expect(error.usage).toEqual(accountingOf(model).usage);
+    expect(error.trace[1]).toMatchObject({ stepId: 'b', nodes: [{ node: 1, survived: false, provider: null, output: '', error: 'connection reset by peer.' }] });
+    expect(model.received).toHaveLength(2);
+  });
+
+  it('turns a router error that is not the request\'s fault into step_failed', async () => {
+    const model = fakeModel(() => {
+      throw new ApiError(429, 'rate_limit_error', 'rate_limited', 'openai: rate limited.');
+    });
+    const error = await failure({ config: threeSteps, model });
+    expect(error).toMatchObject({ statusCode: 502, code: 'step_failed', message: 'Step "a" failed: openai: rate limited.' });
+  });
+
+  it('passes on unchanged a router error that is the request\'s own fault', async () => {
+    const unsupported = new ApiError(404, 'invalid_request_error', 'model_not_supported', 'No provider supports the model "x".', 'model');
+    const model = fakeModel(() => {
+      throw unsupported;
+    });
+    const error = await failure({ config: threeSteps, model });
+    expect(error.toBody()).toEqual(unsupported.toBody());
+    expect(error.statusCode).toBe(404);
+    expect(error.cause).toBe(unsupported);
+  });
+
+  it('fails when any node fails, aborting its siblings still in flight', async () => {
+    const model = fakeModel((prompt, _index, signal) => {
+      if (prompt.startsWith('N: 2')) return Promise.reject(new Error('bad gateway'));
+      return new Promise<string>((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted'))));
+    });
+    const config: LadderConfig = { name: 't', exit: 'fan', steps: [{ id: 'fan', name: 'F', type: 'normal', nodes: 3, fields: [{ name: 'N', type: 'nodeInfo' }] }] };
+    const error = await failure({ config, model });
+    expect(error).toMatchObject({ statusCode: 502, code: 'step_failed', message: 'Step "fan" failed: bad gateway.' });
+    expect(model.received.map((r) => r.signal?.aborted)).toEqual([true, true, true]);
+    expect(error.trace[0]?.nodes.map((n) => [n.node, n.error])).toEqual([
+      [1, 'Aborted: Step "fan" failed: bad gateway.'],
+      [2, 'bad gateway'],
+      [3, 'Aborted: Step "fan" failed: bad gateway.'],
+    ]);
+  });
+
+  it('names the child step when a node inside a group fails', async () => {
+    const model = fakeModel((prompt) => {
+      if (systemOf(prompt) === 'right') throw new Error('upstream 500');
+      return 'ok';
+    });
+    const config: LadderConfig = {
+      name: 't',
+      exit: 'left',
+      steps: [{ id: 'g', name: 'G', type: 'group', steps: [step('left'), step('right')] }],
+    };
+    const error = await failure({ config, model });
+    expect(error.message).toBe('Step "right" failed: upstream 500.');
+  });
+});
