@@ -1,0 +1,36 @@
+// The application as a plain Fastify plugin: the server registers it behind TLS, tests
+// register it directly. Layers register in order: infrastructure, services, routes.
+// This file lists every route prefix, so it shows the whole API at a glance.
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import errors from './plugins/errors.js';
+import requestLog from './plugins/request-log.js';
+import infrastructure, { type InfrastructureOptions } from './plugins/database.js';
+import auth from './plugins/auth.js';
+import openapi from './plugins/openapi.js';
+import adminRoutes from './routes/admin/index.js';
+import healthRoutes from './routes/health/index.js';
+import catalogRoute from './routes/providers/catalog.js';
+
+export type AppOptions = InfrastructureOptions;
+
+const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
+  await fastify.register(errors);
+  await fastify.register(requestLog);
+  await fastify.register(infrastructure, options);
+  await fastify.register(auth);
+  await fastify.register(openapi);
+
+  // Public: no authentication.
+  await fastify.register(healthRoutes);
+  await fastify.register(catalogRoute, { prefix: '/v1/providers' });
+
+  await fastify.register(adminRoutes, { prefix: '/v1/admin' });
+
+  // Everything else needs an API key.
+  await fastify.register(async (authed) => {
+    authed.addHook('onRequest', authed.requireApiKey);
+  });
+};
+
+export default fp(app, { name: 'app', fastify: '5.x' });

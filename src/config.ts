@@ -1,0 +1,179 @@
+// Configuration is read from the environment once, at boot, and nowhere else.
+// Every setting is documented in README.md; a bad value stops the boot naming the variable.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')]);
+const Int = (min: number, max: number, dflt: number) =>
+  Type.Integer({ minimum: min, maximum: max, default: dflt });
+
+/** The environment variables we read, with their defaults. */
+const EnvSchema = Type.Object({
+  PORT: Int(0, 65535, 8443),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  TRUST_PROXY: Type.Optional(Bool),
+  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  ENCRYPTION_KEY: Type.Optional(Type.String()),
+  ENCRYPTION_KEY_PREVIOUS: Type.Optional(Type.String()),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  BODY_LIMIT_BYTES: Int(1024, 100 * 1024 * 1024, 1024 * 1024),
+  SHUTDOWN_TIMEOUT_MS: Int(0, 600_000, 10_000),
+  KEY_CACHE_TTL_MS: Int(0, 3_600_000, 10_000),
+  PROVIDER_TIMEOUT_MS: Int(100, 600_000, 60_000),
+  PROVIDER_CONNECT_TIMEOUT_MS: Int(100, 60_000, 5_000),
+  ALLOW_PRIVATE_ENDPOINTS: Type.Optional(Bool),
+  BREAKER_FAILURE_THRESHOLD: Int(1, 1000, 3),
+  BREAKER_COOLDOWN_MS: Int(0, 3_600_000, 30_000),
+  LADDER_DEFAULT_MAX_SPEND: Type.Number({ exclusiveMinimum: 0, maximum: 50, default: 1 }),
+  LADDER_MAX_NODES_PER_STEP: Int(1, 1000, 32),
+  LADDER_MAX_MODEL_CALLS: Int(1, 100_000, 500),
+  LADDER_MAX_RECURSION_DEPTH: Int(0, 10, 10),
+  LADDER_MAX_RUN_MS: Int(1000, 86_400_000, 600_000),
+  LADDER_MAX_CONCURRENT_CALLS: Int(1, 256, 8),
+  UNKNOWN_MODEL_PRICE_INPUT: Type.Number({ minimum: 0, default: 10 }),
+  UNKNOWN_MODEL_PRICE_OUTPUT: Type.Number({ minimum: 0, default: 30 }),
+});
+
+type Env = Static<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  tls: { certFile: string; keyFile: string } | null;
+  trustProxy: boolean;
+  adminToken: string | null;
+  /** base64 of 32 bytes; null means "generate once into DATA_DIR". */
+  encryptionKey: string | null;
+  /** Older keys that may still have sealed stored secrets (during a key rotation). */
+  previousEncryptionKeys: string[];
+  logLevel: string;
+  bodyLimitBytes: number;
+  shutdownTimeoutMs: number;
+  /** How long another node may keep honouring a revoked key (this node forgets at once). */
+  keyCacheTtlMs: number;
+  providers: {
+    timeoutMs: number;
+    connectTimeoutMs: number;
+    allowPrivateEndpoints: boolean;
+    breakerFailureThreshold: number;
+    breakerCooldownMs: number;
+    /** From PROVIDER_BASE_URL_<ID>, keyed by catalog id (`azure-openai` for AZURE_OPENAI). */
+    baseUrls: Record<string, string>;
+  };
+  ladders: {
+    defaultMaxSpend: number;
+    maxNodesPerStep: number;
+    maxModelCallsPerRun: number;
+    maxRecursionDepth: number;
+    maxRunMs: number;
+    maxConcurrentCalls: number;
+    unknownModelPrice: { input: number; output: number };
+  };
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const BASE_URL_PREFIX = 'PROVIDER_BASE_URL_';
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw = pickDefined(env, Object.keys(EnvSchema.properties));
+  const parsed = parseEnv(EnvSchema, raw);
+  return {
+    port: parsed.PORT,
+    host: parsed.HOST,
+    dataDir: parsed.DATA_DIR,
+    databaseUrl: parsed.DATABASE_URL ?? null,
+    tls: tlsFiles(parsed),
+    trustProxy: isTrue(parsed.TRUST_PROXY),
+    adminToken: parsed.ADMIN_TOKEN ?? null,
+    encryptionKey: parsed.ENCRYPTION_KEY ?? null,
+    previousEncryptionKeys: (parsed.ENCRYPTION_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
+    logLevel: parsed.LOG_LEVEL,
+    bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
+    shutdownTimeoutMs: parsed.SHUTDOWN_TIMEOUT_MS,
+    keyCacheTtlMs: parsed.KEY_CACHE_TTL_MS,
+    providers: {
+      timeoutMs: parsed.PROVIDER_TIMEOUT_MS,
+      connectTimeoutMs: parsed.PROVIDER_CONNECT_TIMEOUT_MS,
+      allowPrivateEndpoints: isTrue(parsed.ALLOW_PRIVATE_ENDPOINTS),
+      breakerFailureThreshold: parsed.BREAKER_FAILURE_THRESHOLD,
+      breakerCooldownMs: parsed.BREAKER_COOLDOWN_MS,
+      baseUrls: providerBaseUrls(env),
+    },
+    ladders: {
+      defaultMaxSpend: parsed.LADDER_DEFAULT_MAX_SPEND,
+      maxNodesPerStep: parsed.LADDER_MAX_NODES_PER_STEP,
+      maxModelCallsPerRun: parsed.LADDER_MAX_MODEL_CALLS,
+      maxRecursionDepth: parsed.LADDER_MAX_RECURSION_DEPTH,
+      maxRunMs: parsed.LADDER_MAX_RUN_MS,
+      maxConcurrentCalls: parsed.LADDER_MAX_CONCURRENT_CALLS,
+      unknownModelPrice: { input: parsed.UNKNOWN_MODEL_PRICE_INPUT, output: parsed.UNKNOWN_MODEL_PRICE_OUTPUT },
+    },
+  };
+}
+
+function pickDefined(env: NodeJS.ProcessEnv, names: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const value = env[name];
+    // An empty variable means "not set", as in most twelve-factor services.
+    if (value !== undefined && value !== '') out[name] = value;
+  }
+  return out;
+}
+
+function parseEnv<T extends TSchema>(schema: T, raw: Record<string, string>): Static<T> {
+  const withDefaults = Value.Default(schema, Value.Convert(schema, { ...raw }));
+  const problems = [...Value.Errors(schema, withDefaults)].map((e) => {
+    const name = e.path.replace(/^\//, '');
+    const shown = name === 'ADMIN_TOKEN' || name.startsWith('ENCRYPTION_KEY') ? '(hidden)' : JSON.stringify(raw[name]);
+    return `${name}=${shown}: ${describe(e.schema, e.message)}`;
+  });
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  return withDefaults as Static<T>;
+}
+
+function describe(schema: TSchema, fallback: string): string {
+  if (schema.type === 'integer') return `must be a whole number from ${schema.minimum} to ${schema.maximum}`;
+  if (schema.anyOf) return `must be one of ${schema.anyOf.map((s: TSchema) => s.const).join(', ')}`;
+  if (schema.pattern === '^postgres(ql)?://') return 'must be a postgres:// or postgresql:// URL';
+  if (schema.minLength === 16) return 'must be at least 16 characters long';
+  return fallback.toLowerCase();
+}
+
+function isTrue(flag: string | undefined): boolean {
+  return flag === 'true' || flag === '1';
+}
+
+function tlsFiles(env: Env): Config['tls'] {
+  const { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } = env;
+  if (!certFile && !keyFile) return null;
+  if (!certFile || !keyFile) {
+    throw new ConfigError('Invalid configuration:\n  TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  }
+  return { certFile, keyFile };
+}
+
+function providerBaseUrls(env: NodeJS.ProcessEnv): Record<string, string> {
+  const urls: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(BASE_URL_PREFIX) || !value) continue;
+    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+      throw new ConfigError(`Invalid configuration:\n  ${name}=${JSON.stringify(value)}: must be an http(s) URL`);
+    }
+    const id = name.slice(BASE_URL_PREFIX.length).toLowerCase().replaceAll('_', '-');
+    urls[id] = value.replace(/\/+$/, '');
+  }
+  return urls;
+}

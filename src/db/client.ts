@@ -1,0 +1,104 @@
+// Opens the database the configuration selects: a Postgres server when DATABASE_URL is
+// set, otherwise an embedded PGlite database (real Postgres compiled to WebAssembly) kept
+// in DATA_DIR. Both speak the same SQL, so everything above this file is shared.
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import pg from 'pg';
+import * as schema from './schema.js';
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface Database {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** A postgres:// URL; null selects the embedded database. */
+  url: string | null;
+  /** Where the embedded database keeps its files; null keeps it in memory (tests). */
+  dataDir: string | null;
+  /** Apply pending migrations before returning (the default). */
+  migrate?: boolean;
+}
+
+// Any process may run migrations at start; this lock makes concurrent starts take turns.
+const MIGRATION_LOCK_ID = 7_261_730_412;
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const database = options.url ? await openPostgres(options.url) : await openPglite(options.dataDir);
+  if (options.migrate !== false) {
+    try {
+      await database.migrate();
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+  }
+  return database;
+}
+
+async function openPostgres(url: string): Promise<Database & { migrate(): Promise<void> }> {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client that loses its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'postgres',
+    ping: async () => void (await pool.query('select 1')),
+    close: () => pool.end(),
+    migrate: async () => {
+      const client = await pool.connect();
+      try {
+        await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+        await migratePg(drizzlePg(client), { migrationsFolder: migrationsFolder() });
+      } finally {
+        await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => {});
+        client.release();
+      }
+    },
+  };
+}
+
+async function openPglite(dataDir: string | null): Promise<Database & { migrate(): Promise<void> }> {
+  let client: PGlite;
+  if (dataDir) {
+    const dir = path.resolve(dataDir, 'pgdata');
+    mkdirSync(dir, { recursive: true });
+    client = new PGlite(dir);
+  } else {
+    client = new PGlite();
+  }
+  await client.waitReady;
+  const db = drizzlePglite(client, { schema });
+  return {
+    db: db as unknown as Db,
+    kind: 'pglite',
+    ping: async () => void (await db.execute(sql`select 1`)),
+    close: () => client.close(),
+    migrate: () => migratePglite(db, { migrationsFolder: migrationsFolder() }),
+  };
+}
+
+/** migrations/ sits at the project root, whether we run from src/ (tests) or dist/src/. */
+function migrationsFolder(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'migrations', 'meta', '_journal.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('migrations/ folder not found next to the installed service');
+    dir = parent;
+  }
+  return path.join(dir, 'migrations');
+}

@@ -1,0 +1,140 @@
+// Every table of the service. Migrations in migrations/ are generated from this file
+// by `npm run db:generate` (drizzle-kit) and applied at start.
+import { sql } from 'drizzle-orm';
+import {
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+const updatedAt = () => timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+
+export const accounts = pgTable('accounts', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  username: text('username').notNull().unique(),
+  createdAt: createdAt(),
+});
+
+export type LadderAccessMode = 'unrestricted' | 'whitelist' | 'blacklist';
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    name: text('name'),
+    // The public part of the key (`ldr_live_` and a lookup id): shown in lists, used to find the row.
+    keyPrefix: text('key_prefix').notNull(),
+    // SHA-256 of the whole key; the key itself is never stored.
+    keyHash: text('key_hash').notNull(),
+    accessMode: text('access_mode').$type<LadderAccessMode>().notNull().default('unrestricted'),
+    accessLadders: jsonb('access_ladders').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    createdAt: createdAt(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [uniqueIndex('api_keys_key_prefix_idx').on(t.keyPrefix), index('api_keys_account_idx').on(t.accountId)],
+);
+
+export const providerConnections = pgTable(
+  'provider_connections',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    provider: text('provider').notNull(),
+    label: text('label').notNull().default(''),
+    priority: integer('priority').notNull(),
+    // AES-256-GCM ciphertext tagged with the id of the key that sealed it (see secret-box.ts).
+    apiKeyCiphertext: text('api_key_ciphertext').notNull(),
+    keyPrefix: text('key_prefix').notNull(),
+    endpoint: text('endpoint'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('provider_connections_account_provider_idx').on(t.accountId, t.provider)],
+);
+
+export type Visibility = 'private' | 'unlisted' | 'public';
+
+export const ladders = pgTable(
+  'ladders',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    usageVisibility: text('usage_visibility').$type<Visibility>().notNull().default('private'),
+    configVisibility: text('config_visibility').$type<Visibility>().notNull().default('private'),
+    currentVersion: integer('current_version').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('ladders_account_slug_idx').on(t.accountId, t.slug)],
+);
+
+// Every saved config is kept, so a run can always name the exact version it executed.
+export const ladderVersions = pgTable(
+  'ladder_versions',
+  {
+    ladderId: uuid('ladder_id')
+      .notNull()
+      .references(() => ladders.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    config: jsonb('config').$type<unknown>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.ladderId, t.version] })],
+);
+
+export type InstanceStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+// One row per ladder run, synchronous or background. Background workers claim `pending`
+// rows (FOR UPDATE SKIP LOCKED) and hold a lease, so many processes can share one database.
+export const instances = pgTable(
+  'instances',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    ladderId: uuid('ladder_id').references(() => ladders.id, { onDelete: 'set null' }),
+    ladderVersion: integer('ladder_version').notNull(),
+    author: text('author').notNull(),
+    slug: text('slug').notNull(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    apiKeyId: uuid('api_key_id').references(() => apiKeys.id, { onDelete: 'set null' }),
+    mode: text('mode').$type<'sync' | 'async'>().notNull(),
+    model: text('model').notNull(),
+    input: text('input').notNull(),
+    knobs: jsonb('knobs').$type<Record<string, number>>().notNull(),
+    status: text('status').$type<InstanceStatus>().notNull(),
+    answer: text('answer'),
+    error: jsonb('error').$type<{ status: number; type: string; code: string; message: string }>(),
+    usage: jsonb('usage').$type<{ prompt_tokens: number; completion_tokens: number; total_tokens: number }>(),
+    spendUsd: doublePrecision('spend_usd').notNull().default(0),
+    modelCalls: integer('model_calls').notNull().default(0),
+    trace: jsonb('trace').$type<unknown[]>(),
+    createdAt: createdAt(),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    claimedBy: text('claimed_by'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    index('instances_status_created_idx').on(t.status, t.createdAt),
+    index('instances_account_created_idx').on(t.accountId, t.createdAt),
+  ],
+);

@@ -1,0 +1,43 @@
+// Authentication: API keys for the public API, the operator's ADMIN_TOKEN for /v1/admin.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { notFound, unauthenticated } from '../errors.js';
+import { createAuthenticator, type Authenticator, type Principal } from '../services/authenticator.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authenticator: Authenticator;
+    /** onRequest hook: rejects requests without a valid API key, else sets request.principal. */
+    requireApiKey: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /** onRequest hook for the admin API. */
+    requireAdminToken: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  }
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+async function auth(app: FastifyInstance) {
+  const authenticator = createAuthenticator(app.db, app.config.keyCacheTtlMs);
+  app.decorate('authenticator', authenticator);
+  app.decorateRequest('principal', null as unknown as Principal);
+
+  app.decorate('requireApiKey', async (request: FastifyRequest) => {
+    request.principal = await authenticator.authenticate(request.headers.authorization);
+  });
+
+  const adminDigest = app.config.adminToken ? digest(app.config.adminToken) : null;
+  app.decorate('requireAdminToken', async (request: FastifyRequest) => {
+    // Without ADMIN_TOKEN the admin API does not exist, as far as anyone can tell.
+    if (!adminDigest) throw notFound('unknown_route', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`);
+    const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
+    if (!match || !timingSafeEqual(digest(match[1]!), adminDigest)) {
+      throw unauthenticated('Missing or invalid admin token. Send `Authorization: Bearer <ADMIN_TOKEN>`.', 'invalid_admin_token');
+    }
+  });
+}
+
+export default fp(auth, { name: 'auth', fastify: '5.x', dependencies: ['infrastructure'] });

@@ -1,0 +1,36 @@
+// Infrastructure: the configuration, the database and the secret box, decorated onto the
+// instance for the services and routes registered after it.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+import { openDatabase, type Database, type Db } from '../db/client.js';
+import { loadSecretBox } from '../crypto/data-dir-secrets.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    database: Database;
+    db: Db;
+    secretBox: SecretBox;
+  }
+}
+
+export interface InfrastructureOptions {
+  config: Config;
+  /** An already open database (tests); otherwise one is opened from the config and closed with the app. */
+  database?: Database;
+  secretBox?: SecretBox;
+}
+
+async function infrastructure(app: FastifyInstance, options: InfrastructureOptions) {
+  const { config } = options;
+  const database = options.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }));
+  if (!options.database) app.addHook('onClose', () => database.close());
+  app.decorate('config', config);
+  app.decorate('database', database);
+  app.decorate('db', database.db);
+  app.decorate('secretBox', options.secretBox ?? (await loadSecretBox(config)));
+}
+
+export default fp(infrastructure, { name: 'infrastructure', fastify: '5.x' });

@@ -1,0 +1,70 @@
+// Turns every failure into the spec's error envelope: our ApiErrors, Fastify's own errors
+// (bad JSON, wrong content type, body too large, schema violations), unknown routes and
+// wrong methods. Internals of unexpected failures are logged, never sent.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { ApiError, internalError, invalidRequest } from '../errors.js';
+import { validationError } from './validation-errors.js';
+
+interface RoutePattern {
+  methods: Set<string>;
+  regex: RegExp;
+}
+
+const FASTIFY_CODES: Record<string, (e: FastifyError) => ApiError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new ApiError(415, 'invalid_request_error', 'unsupported_media_type', 'Request bodies must be JSON: send `Content-Type: application/json`.'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () =>
+    new ApiError(413, 'invalid_request_error', 'request_too_large', 'The request body is larger than this server accepts.'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () =>
+    invalidRequest('invalid_json', 'The request has `Content-Type: application/json` but an empty body.'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => invalidRequest('invalid_json', 'The request body is not valid JSON.'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    invalidRequest('invalid_content_length', 'The Content-Length header does not match the body.'),
+};
+
+export function toApiError(error: FastifyError | Error): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? "body");
+  const mapped = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
+  if (mapped) return mapped(fastifyError);
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) return FASTIFY_CODES.FST_ERR_CTP_INVALID_JSON_BODY!(fastifyError);
+  const status = fastifyError.statusCode ?? 500;
+  if (status >= 400 && status < 500) return new ApiError(status, 'invalid_request_error', 'invalid_request', error.message);
+  return internalError();
+}
+
+async function errorsPlugin(app: FastifyInstance) {
+  const routes: RoutePattern[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat().filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
+    const source = route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]\w*/g, '[^/]+').replace(/\*/g, '.*');
+    routes.push({ methods: new Set(methods), regex: new RegExp(`^${source}/?$`) });
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ code: apiError.code, status: apiError.statusCode }, apiError.message);
+    void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const allowed = new Set(routes.filter((r) => r.regex.test(path)).flatMap((r) => [...r.methods]));
+    const error =
+      allowed.size > 0
+        ? new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${[...allowed].join(' or ')}.`, null, {
+            allow: [...allowed].join(', '),
+          })
+        : new ApiError(404, 'invalid_request_error', 'unknown_route', `Unknown request URL: ${request.method} ${path}.`);
+    void reply.code(error.statusCode).headers(error.headers).send(error.toBody());
+  });
+}
+
+export default fp(errorsPlugin, { name: 'errors', fastify: '5.x' });

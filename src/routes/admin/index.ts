@@ -1,0 +1,61 @@
+// The admin API, for operators and the dashboard backend. Every route needs ADMIN_TOKEN.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { createAccount, createApiKey, listApiKeys, revokeApiKey } from '../../services/accounts.js';
+import {
+  AccountSchema,
+  ApiKeyListSchema,
+  CreateAccountBodySchema,
+  CreateApiKeyBodySchema,
+  CreatedApiKeySchema,
+} from '../../schemas/admin.js';
+import { errorResponses, OkSchema, Username, Uuid } from '../../schemas/common.js';
+
+const tags = ['admin'];
+const security = [{ adminToken: [] }];
+
+const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addHook('onRequest', app.requireAdminToken);
+
+  app.post('/accounts', {
+    schema: {
+      tags, security, summary: 'Create an account',
+      body: CreateAccountBodySchema,
+      response: { 201: AccountSchema, ...errorResponses(400, 401, 404, 409) },
+    },
+  }, async (request, reply) => reply.code(201).send(await createAccount(app.db, request.body.username)));
+
+  app.post('/accounts/:username/api-keys', {
+    schema: {
+      tags, security, summary: 'Create an API key (the full key is returned only here)',
+      params: Type.Object({ username: Username }),
+      body: CreateApiKeyBodySchema,
+      response: { 201: CreatedApiKeySchema, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request, reply) => {
+    const { revoked_at: _, ...created } = await createApiKey(app.db, request.params.username, request.body ?? {});
+    return reply.code(201).send(created);
+  });
+
+  app.get('/accounts/:username/api-keys', {
+    schema: {
+      tags, security, summary: 'List an account’s API keys (never the keys themselves)',
+      params: Type.Object({ username: Username }),
+      response: { 200: ApiKeyListSchema, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => ({ data: await listApiKeys(app.db, request.params.username) }));
+
+  app.delete('/api-keys/:id', {
+    schema: {
+      tags, security, summary: 'Revoke an API key; it stops working at once on this node',
+      params: Type.Object({ id: Uuid }),
+      response: { 200: OkSchema, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const { keyPrefix } = await revokeApiKey(app.db, request.params.id);
+    app.authenticator.forget(keyPrefix);
+    return { ok: true as const };
+  });
+};
+
+export default adminRoutes;

@@ -1,0 +1,26 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ApiError } from '../../errors.js';
+import { errorResponses } from '../../schemas/common.js';
+
+const Status = Type.Object({ status: Type.String() });
+
+const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/healthz', {
+    schema: { tags: ['health'], summary: 'The process is alive', response: { 200: Status } },
+  }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', {
+    schema: { tags: ['health'], summary: 'The database is reachable', response: { 200: Status, ...errorResponses(503) } },
+  }, async (request) => {
+    try {
+      await app.database.ping();
+    } catch (err) {
+      request.log.warn({ err }, 'readiness check failed');
+      throw new ApiError(503, 'api_error', 'database_unavailable', 'The database is not reachable.');
+    }
+    return { status: 'ready' };
+  });
+};
+
+export default healthRoutes;

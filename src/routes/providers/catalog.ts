@@ -1,0 +1,16 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { providerCatalog } from '../../providers/catalog.js';
+import { CatalogSchema } from '../../schemas/providers.js';
+
+// Built once: the catalog is static for the life of the process.
+const catalogBody = {
+  data: providerCatalog.map(({ id, label, credentialKind, supportsEndpoint }) => ({ id, label, credentialKind, supportsEndpoint })),
+};
+
+const catalogRoute: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/catalog', {
+    schema: { tags: ['providers'], summary: 'Supported providers (no authentication)', response: { 200: CatalogSchema } },
+  }, async () => catalogBody);
+};
+
+export default catalogRoute;

@@ -1,0 +1,31 @@
+// Schema primitives shared by every resource, and the error envelope every route declares.
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** Lowercase letters, digits and inner hyphens, 3 to 39 characters (an `author` in ladder URLs). */
+export const USERNAME_PATTERN = '^[a-z0-9](?:[a-z0-9-]{1,37})[a-z0-9]$';
+/** Ladder slugs: lowercase letters, digits, `-` and `_`, 1 to 64 characters, starting alphanumeric. */
+export const SLUG_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
+
+export const Username = Type.String({ pattern: USERNAME_PATTERN, description: 'Account username' });
+export const Slug = Type.String({ pattern: SLUG_PATTERN, description: 'Ladder slug' });
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp' });
+export const Uuid = Type.String({ format: 'uuid' });
+
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.Object({
+      message: Type.String(),
+      type: Type.String(),
+      code: Type.String(),
+      param: Type.Union([Type.String(), Type.Null()]),
+    }),
+  },
+  { $id: 'Error', description: 'The error envelope every failure uses' },
+);
+
+export const OkSchema = Type.Object({ ok: Type.Literal(true) });
+
+/** Response schemas for the error statuses a route can answer, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  return Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')]));
+}

@@ -1,0 +1,47 @@
+// Fastify's own settings, shared by the real server and the tests' build() helper.
+import { randomUUID } from 'node:crypto';
+import { LogController, type FastifyServerOptions } from 'fastify';
+import type { DestinationStream, LoggerOptions } from 'pino';
+import type { Config } from './config.js';
+
+// A caller's request id is kept when it is short and plain; otherwise we make our own.
+const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
+
+/** Paths pino blanks wherever they appear in a log line: credentials must never be logged. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'headers.authorization',
+  'authorization',
+  'api_key',
+  'apiKey',
+  'key',
+  '*.api_key',
+  '*.apiKey',
+  '*.key',
+  '*.authorization',
+];
+
+export function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
+  return {
+    level: config.logLevel,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  };
+}
+
+export function fastifyOptions(config: Config, logStream?: DestinationStream): FastifyServerOptions {
+  return {
+    logger: { ...loggerOptions(config), ...(logStream ? { stream: logStream } : {}) } as FastifyServerOptions['logger'],
+    // Our request-log plugin writes one line per request instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    // First start of the embedded database creates its files, which can take a while.
+    pluginTimeout: 120_000,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    },
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+  };
+}

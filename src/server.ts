@@ -1,0 +1,88 @@
+// The process: configuration, TLS, listening, and graceful shutdown. `npm start` runs this.
+import { pathToFileURL } from 'node:url';
+import type http from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import type { DestinationStream } from 'pino';
+import app from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { loadTlsMaterial } from './crypto/data-dir-secrets.js';
+import { fastifyOptions } from './server-options.js';
+import { createHttpsOnlyServer, httpsRequired } from './transport/https-only.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  /** The base URL, e.g. https://127.0.0.1:8443 */
+  url: string;
+  close(): Promise<void>;
+}
+
+// Load balancers probe health over plain HTTP, so behind a proxy these stay reachable.
+const PROBE_PATHS = new Set(['/healthz', '/readyz']);
+
+export async function startServer(config: Config, options: { logStream?: DestinationStream } = {}): Promise<RunningServer> {
+  const tls = config.trustProxy ? null : await loadTlsMaterial(config);
+  // Fastify types its server as http.Server; an https.Server serves the same requests.
+  const serverFactory: FastifyServerFactory | undefined = tls
+    ? (handler) => createHttpsOnlyServer({ cert: tls.cert, key: tls.key }, handler) as unknown as http.Server
+    : undefined;
+  const fastify = Fastify({ ...fastifyOptions(config, options.logStream), serverFactory });
+  if (config.trustProxy) {
+    fastify.addHook('onRequest', async (request) => {
+      if (request.protocol !== 'https' && !PROBE_PATHS.has(request.url.split('?')[0]!)) throw httpsRequired();
+    });
+  }
+  await fastify.register(app, { config });
+  await fastify.listen({ port: config.port, host: config.host });
+
+  const address = fastify.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return { app: fastify, url: `${tls ? 'https' : 'http'}://${host}:${port}`, close: () => fastify.close() };
+}
+
+/** Stop accepting, let in-flight requests finish within the bound, then close the database. */
+function closeOnSignals(server: RunningServer, config: Config): void {
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    server.app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      server.app.log.warn({ timeout_ms: config.shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing them');
+      server.app.server.closeAllConnections();
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        server.app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const server = await startServer(config);
+  server.app.log.info({ url: server.url, database: server.app.database.kind }, `listening on ${server.url}`);
+  closeOnSignals(server, config);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}
