@@ -146,6 +146,19 @@ describe('runLadder: nodes', () => {
   });
 });
 
+describe('runLadder: knobInfo', () => {
+  it('renders the effective value of a generic knob, after clamping', async () => {
+    const config = ladder('a', [step('a', [{ name: 'Temperature', type: 'knobInfo', from: 'temp' }])], {
+      temp: { name: 'Temp', type: 'generic', steps: [{ title: 'low', value: 0.1 }, { title: 'high', value: 0.9, default: true }] },
+    });
+    const model = fakeModel(() => 'ok');
+    await run({ config, model });
+    await run({ config, model, knobs: { temp: 0.75 } });
+    await run({ config, model, knobs: { temp: 2 } });
+    expect(model.prompts().map((p) => line(p, 'Temperature'))).toEqual(['0.9', '0.75', '0.9']);
+  });
+});
+
 describe('runLadder: gates', () => {
   const verdicts: Record<number, string> = { 1: ' YES ', 2: 'NO', 3: 'YES', 4: 'yes' };
   const gated = (exit: string, gate: string) =>
@@ -228,6 +241,22 @@ describe('runLadder: sequential steps', () => {
     await run({ config, model });
     expect(model.prompts()[2]).toBe('Q: INPUT\n\nPrev: c2\n\nN: 3\n\n[System Instruction]\nchain');
     expect(model.prompts()[3]).toBe('All 2: c2\n\nValue: c2\n\n[System Instruction]\nafter');
+  });
+
+  it('lets a node list every earlier node of its own sequential step', async () => {
+    const model = fakeModel((prompt) => `c${nodeOf(prompt)}`);
+    const config = ladder('chain', [
+      step('chain', [{ name: 'So far', type: 'multi_ingest', from: { stepId: 'chain', nodeRef: 'accumulate' } }, { name: 'N', type: 'nodeInfo' }], {
+        type: 'sequential',
+        nodes: 3,
+      }),
+    ]);
+    await run({ config, model });
+    expect(model.prompts()).toEqual([
+      'N: 1\n\n[System Instruction]\nchain',
+      'So far 1: c1\n\nN: 2\n\n[System Instruction]\nchain',
+      'So far 1: c1\nSo far 2: c2\n\nN: 3\n\n[System Instruction]\nchain',
+    ]);
   });
 
   it('without skipFirstNode, node 1 continues from the step value of the previous pass', async () => {
