@@ -59,14 +59,11 @@ function checkSource(
   const loopRef = from['loopRef'] ?? 'current';
   const accumulatesPasses = loopRef === 'accumulate';
   const accumulatesNodes = nodeRef === 'accumulate';
+  // A multi_ingest needs no accumulate: without one it lists the surviving nodes of one pass.
 
   if (fieldType === 'ingest') {
     if (accumulatesPasses) issues.add([...path, 'loopRef'], '"accumulate" needs a multi_ingest field; an ingest field reads one output');
     if (accumulatesNodes) issues.add([...path, 'nodeRef'], '"accumulate" needs a multi_ingest field; an ingest field reads one output');
-  } else if (accumulatesPasses && accumulatesNodes) {
-    issues.add(path, 'a multi_ingest field may accumulate passes or nodes, not both');
-  } else if (!accumulatesPasses && !accumulatesNodes) {
-    issues.add(path, 'a multi_ingest field needs loopRef or nodeRef "accumulate"; use an ingest field to read one output');
   }
 
   const selfRead = typeof stepId === 'string' && stepId === reader.id;

@@ -135,16 +135,12 @@ describe('accumulate', () => {
     ]);
   });
 
-  it('is what a multi_ingest field is for', () => {
-    expect(errorsOf(ladder([step('a'), step('b', [multi('a', {})])]))).toEqual([
-      'steps[1].fields[0].from: a multi_ingest field needs loopRef or nodeRef "accumulate"; use an ingest field to read one output',
-    ]);
+  it('is optional on a multi_ingest field, which then lists the surviving nodes of one pass', () => {
+    expect(errorsOf(ladder([step('a', [text()], { nodes: 2 }), step('b', [multi('a', {}), multi('a', { nodeRef: 2 })])]))).toEqual([]);
   });
 
-  it('gathers passes or nodes, not both', () => {
-    expect(errorsOf(ladder([step('a'), step('b', [multi('a', { loopRef: 'accumulate', nodeRef: 'accumulate' })])]))).toEqual([
-      'steps[1].fields[0].from: a multi_ingest field may accumulate passes or nodes, not both',
-    ]);
+  it('may gather passes and nodes together', () => {
+    expect(errorsOf(ladder([step('a'), step('b', [multi('a', { loopRef: 'accumulate', nodeRef: 'accumulate' })])]))).toEqual([]);
   });
 
   it('may gather one node across passes, or the nodes of the previous pass', () => {
