@@ -65,7 +65,7 @@ export function indexLadder(config: Record<string, unknown>): LadderIndex {
   );
 
   const knobs = new Map<string, KnobEntry>();
-  const rawKnobs = config['knobs'] ?? {};
+  const rawKnobs = 'knobs' in config ? config['knobs'] : {};
   const knobsComplete = isRecord(rawKnobs);
   if (knobsComplete) {
     for (const [id, knob] of Object.entries(rawKnobs)) {

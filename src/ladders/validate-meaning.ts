@@ -90,7 +90,7 @@ function checkSteps(config: Record<string, unknown>, index: LadderIndex, limits:
 
 const NOT_A_REFERENCE = 'must be a whole number or exactly "{{knobs.<id>}}"';
 
-/** Resolves a `{{knobs.<id>}}` value; reports and returns false when it cannot be used. */
+/** Reports why a `nodes` or `maxDepth` string cannot stand for a knob of the expected type. */
 function checkKnobValue(value: string, expected: 'nodes' | 'recursion', path: Path, index: LadderIndex, issues: Issues): void {
   const id = parseKnobReference(value);
   if (id === null) return issues.add(path, NOT_A_REFERENCE);

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { parseConfigText } from '../../src/ladders/parse-text.js';
+import { validateConfig } from '../../src/ladders/validator.js';
+import { recursiveRefinement } from './examples.js';
 
 describe('parseConfigText', () => {
   it('parses JSON and YAML configs to the same value', () => {
@@ -28,5 +31,10 @@ describe('parseConfigText', () => {
 
   it('rejects an empty file', () => {
     expect(() => parseConfigText(' \n', 'ladder.yaml')).toThrow('ladder.yaml: the file is empty; expected a ladder config');
+  });
+
+  it('reads a YAML config that then validates', () => {
+    const parsed = parseConfigText(stringify(recursiveRefinement), 'refinement.yaml');
+    expect(validateConfig(parsed)).toEqual({ valid: true, errors: [], config: recursiveRefinement });
   });
 });

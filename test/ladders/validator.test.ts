@@ -177,6 +177,11 @@ describe('reporting', () => {
     expect(errorsOf(config)).toEqual(['steps[0].id: is required']);
   });
 
+  it('skips "no such knob" checks while knobs is not an object', () => {
+    const config = ladder([step('a', [text()], { nodes: '{{knobs.width}}' })], { knobs: null });
+    expect(errorsOf(config)).toEqual(['knobs: must be an object']);
+  });
+
   it('quotes keys that are not plain identifiers', () => {
     expect(errorsOf({ ...minimalLadder, knobs: { 'a b': knob('generic', [1]) } })).toEqual([
       'knobs["a b"]: a knob id may use only letters, digits, "_" and "-"',
