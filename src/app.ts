@@ -8,9 +8,12 @@ import requestLog from './plugins/request-log.js';
 import infrastructure, { type InfrastructureOptions } from './plugins/database.js';
 import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
+import providers from './plugins/providers.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import catalogRoute from './routes/providers/catalog.js';
+import providerRoutes from './routes/providers/index.js';
+import chatRoutes from './routes/chat/index.js';
 
 export type AppOptions = InfrastructureOptions;
 
@@ -19,6 +22,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(requestLog);
   await fastify.register(infrastructure, options);
   await fastify.register(auth);
+  await fastify.register(providers);
   await fastify.register(openapi);
 
   // Public: no authentication.
@@ -30,6 +34,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   // Everything else needs an API key.
   await fastify.register(async (authed) => {
     authed.addHook('onRequest', authed.requireApiKey);
+    await authed.register(providerRoutes, { prefix: '/v1/providers' });
+    await authed.register(chatRoutes, { prefix: '/v1/chat' });
   });
 };
 

@@ -52,3 +52,7 @@ export const conflict = (code: string, message: string, param: string | null = n
 
 export const internalError = () =>
   new ApiError(500, 'api_error', 'internal_error', 'The server had an error while processing your request.');
+
+/** The caller hung up before the answer was ready (nginx's 499); nobody reads the body. */
+export const clientClosedRequest = () =>
+  new ApiError(499, 'invalid_request_error', 'client_closed_request', 'The client closed the connection before the response was ready.');

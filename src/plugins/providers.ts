@@ -1,0 +1,39 @@
+// Services for direct model access: the caller's connections and the fallback router.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createProviderRouter, type ProviderRouter } from '../providers/router.js';
+import type { ChatRequest, ChatResult } from '../providers/types.js';
+import { createConnectionService, type ConnectionService } from '../services/provider-connections.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    connections: ConnectionService;
+    providerRouter: ProviderRouter;
+    /** One model call on behalf of an account, through its connections and fallback. */
+    callModel(accountId: string, request: ChatRequest, signal?: AbortSignal): Promise<ChatResult>;
+  }
+}
+
+async function providers(app: FastifyInstance) {
+  const { config } = app;
+  const connections = createConnectionService(app.db, app.secretBox, {
+    allowPrivateEndpoints: config.providers.allowPrivateEndpoints,
+    cacheTtlMs: config.keyCacheTtlMs,
+  });
+  const router = createProviderRouter({
+    timeoutMs: config.providers.timeoutMs,
+    connectTimeoutMs: config.providers.connectTimeoutMs,
+    baseUrls: config.providers.baseUrls,
+    allowPrivateEndpoints: config.providers.allowPrivateEndpoints,
+    breaker: { failureThreshold: config.providers.breakerFailureThreshold, cooldownMs: config.providers.breakerCooldownMs },
+    logger: app.log.child({ component: 'provider-router' }),
+  });
+  app.decorate('connections', connections);
+  app.decorate('providerRouter', router);
+  app.decorate('callModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal) =>
+    router.call(request, await connections.forRouting(accountId), signal),
+  );
+  app.addHook('onClose', () => router.close());
+}
+
+export default fp(providers, { name: 'providers', fastify: '5.x', dependencies: ['infrastructure'] });

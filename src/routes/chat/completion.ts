@@ -1,0 +1,39 @@
+// Helpers shared by the direct and the ladder chat completion routes.
+import type { FastifyReply } from 'fastify';
+import { invalidRequest } from '../../errors.js';
+import type { Attempt, FinishReason, Usage } from '../../providers/types.js';
+import type { ChatCompletion } from '../../schemas/chat.js';
+
+export function rejectStreaming(stream: boolean | undefined): void {
+  if (stream === true) {
+    throw invalidRequest('stream_not_supported', 'Streaming is not supported yet: omit `stream` or set it to false.', 'stream');
+  }
+}
+
+export function requireUserMessage(messages: Array<{ role: string }>): void {
+  if (!messages.some((m) => m.role === 'user')) {
+    throw invalidRequest('missing_user_message', 'messages must contain at least one message with role "user".', 'messages');
+  }
+}
+
+export function chatCompletion(id: string, model: string, content: string, finishReason: FinishReason, usage: Usage): ChatCompletion {
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finishReason }],
+    usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
+  };
+}
+
+/**
+ * What happened upstream, for the caller to see: which connection answered, every attempt,
+ * and `server-timing` splitting the time between vendors and this service's own work.
+ */
+export function setRoutingHeaders(reply: FastifyReply, attempts: Attempt[], upstreamMs: number, provider?: string): void {
+  if (provider) reply.header('x-ladder-provider', provider);
+  reply.header('x-ladder-attempts', attempts.map((a) => `${a.provider};status=${a.status ?? a.reason ?? a.outcome}`).join(', ') || '0');
+  const overhead = Math.max(0, reply.elapsedTime - upstreamMs);
+  reply.header('server-timing', `upstream;dur=${upstreamMs.toFixed(3)}, overhead;dur=${overhead.toFixed(3)}`);
+}

@@ -1,0 +1,39 @@
+// A fresh, migrated, empty database for one test app: PGlite in memory by default, or a
+// new database on the TEST_DATABASE_URL server, cloned from the migrated template.
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/client.js';
+
+let snapshot: Blob | null = null;
+
+export async function openTestDatabase(): Promise<Database> {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    snapshot ??= new Blob([await readFile(inject('pgliteSnapshotFile'))]);
+    return openDatabase({ url: null, dataDir: null, migrate: false, pgliteSnapshot: snapshot });
+  }
+  const name = `ladder_t_${randomBytes(6).toString('hex')}`;
+  await withAdmin(serverUrl, (admin) => admin.query(`create database ${name} template ${inject('postgresTemplate')}`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ url: url.toString(), dataDir: null, migrate: false });
+  return {
+    ...database,
+    close: async () => {
+      await database.close();
+      await withAdmin(serverUrl, (admin) => admin.query(`drop database if exists ${name} with (force)`));
+    },
+  };
+}
+
+async function withAdmin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
