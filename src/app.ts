@@ -9,20 +9,27 @@ import infrastructure, { type InfrastructureOptions } from './plugins/database.j
 import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
 import providers from './plugins/providers.js';
+import ladders from './plugins/ladders.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import catalogRoute from './routes/providers/catalog.js';
 import providerRoutes from './routes/providers/index.js';
 import chatRoutes from './routes/chat/index.js';
+import validateRoutes from './routes/validate/index.js';
+import ladderRoutes from './routes/ladders/index.js';
+import ladderChatRoutes from './routes/ladders/chat.js';
 
 export type AppOptions = InfrastructureOptions;
 
 const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
+  // The API speaks JSON only; any other body gets 415 instead of a confusing schema error.
+  fastify.removeContentTypeParser('text/plain');
   await fastify.register(errors);
   await fastify.register(requestLog);
   await fastify.register(infrastructure, options);
   await fastify.register(auth);
   await fastify.register(providers);
+  await fastify.register(ladders);
   await fastify.register(openapi);
 
   // Public: no authentication.
@@ -36,6 +43,10 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     authed.addHook('onRequest', authed.requireApiKey);
     await authed.register(providerRoutes, { prefix: '/v1/providers' });
     await authed.register(chatRoutes, { prefix: '/v1/chat' });
+    await authed.register(validateRoutes, { prefix: '/v1/validate' });
+    // /v1/{author}/...: static paths above win over these parametric ones.
+    await authed.register(ladderRoutes, { prefix: '/v1' });
+    await authed.register(ladderChatRoutes, { prefix: '/v1' });
   });
 };
 

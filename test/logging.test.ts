@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminHeaders, ADMIN_TOKEN, build, createUser, LogCapture, type TestApp } from './helpers/build.js';
+
+describe('logs', () => {
+  const logs = new LogCapture();
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await build({}, { logs });
+  });
+  afterAll(() => t.close());
+
+  it('write one JSON line per request with request id, method, path, status and duration', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/healthz?probe=1', headers: { 'x-request-id': 'req-log-1' } });
+    const line = logs.lines.map((l) => JSON.parse(l)).find((l) => l.request_id === 'req-log-1' && l.msg === 'request completed');
+    expect(res.statusCode).toBe(200);
+    expect(line).toMatchObject({ level: 30, method: 'GET', path: '/healthz', status: 200 });
+    expect(typeof line.duration_ms).toBe('number');
+  });
+
+  it('never contain API keys, the admin token or provider keys', async () => {
+    const user = await createUser(t.app);
+    const providerKey = 'sk-test-provider-secret-0123456789';
+    await t.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'openai', api_key: providerKey } });
+    await t.app.inject({ method: 'GET', url: '/v1/providers', headers: user.headers });
+    // A failing request too: errors are logged with more detail.
+    await t.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'nope', api_key: providerKey } });
+    await t.app.inject({ method: 'GET', url: '/v1/providers', headers: { authorization: `Bearer ${user.key}x` } });
+    await t.app.inject({ method: 'GET', url: '/v1/admin/accounts/x/api-keys', headers: adminHeaders });
+
+    expect(logs.lines.length).toBeGreaterThan(5);
+    expect(logs.text).not.toContain(user.key);
+    expect(logs.text).not.toContain(user.key.split('_').pop());
+    expect(logs.text).not.toContain(providerKey);
+    expect(logs.text).not.toContain(ADMIN_TOKEN);
+  });
+});

@@ -1,0 +1,151 @@
+// The real process surface: TLS listener, plain-HTTP refusal, proxy mode, restart
+// persistence of the embedded database and of the generated secrets, graceful shutdown.
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../src/server.js';
+import { adminHeaders, ADMIN_TOKEN, testConfig } from './helpers/build.js';
+
+function httpsRequest(url: string, options: https.RequestOptions & { body?: string }): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, options, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** Sends raw bytes and reads until the server closes the connection. */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let data = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (c: string) => (data += c));
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+    socket.setTimeout(5000, () => reject(new Error(`no answer; got so far: ${JSON.stringify(data)}`)));
+  });
+}
+
+const portOf = (server: RunningServer) => Number(new URL(server.url).port);
+
+describe('HTTPS server on the embedded database', () => {
+  const config = testConfig({ PORT: '0', ENCRYPTION_KEY: '' });
+  let server: RunningServer;
+  let ca: string;
+  beforeAll(async () => {
+    server = await startServer(config);
+    ca = readFileSync(path.join(config.dataDir, 'tls', 'localhost.crt'), 'utf8');
+  }, 60_000);
+  afterAll(() => server?.close());
+
+  it('serves HTTPS with a generated certificate valid for 127.0.0.1', async () => {
+    expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const res = await httpsRequest(`${server.url}/healthz`, { ca });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ status: 'ok' });
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers a plain-HTTP request at once with 400 https_required in the envelope', async () => {
+    const answer = await rawExchange(portOf(server), 'GET /v1/providers HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+    expect(head).toMatch(/content-type: application\/json/i);
+    expect(head).toMatch(/x-request-id: [0-9a-f-]{36}/i);
+    expect(JSON.parse(body!)).toEqual({
+      error: { message: 'This service only accepts HTTPS. Resend the request to the https:// URL.', type: 'invalid_request_error', code: 'https_required', param: null },
+    });
+  });
+
+  it('never processes a plain-HTTP request, even a well-formed admin call', async () => {
+    const payload = JSON.stringify({ username: 'plainhttp' });
+    const answer = await rawExchange(
+      portOf(server),
+      `POST /v1/admin/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n${payload}`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400/);
+    const again = await httpsRequest(`${server.url}/v1/admin/accounts`, {
+      ca, method: 'POST', headers: { ...adminHeaders, 'content-type': 'application/json' }, body: payload,
+    });
+    expect(again.status).toBe(201);
+  });
+
+  it('keeps the data, the certificate and the encryption key across a restart', async () => {
+    const created = await httpsRequest(`${server.url}/v1/admin/accounts`, {
+      ca, method: 'POST', headers: { ...adminHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ username: 'persisted' }),
+    });
+    expect(created.status).toBe(201);
+    const keyFile = path.join(config.dataDir, 'encryption.key');
+    const key = readFileSync(keyFile, 'utf8');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(Buffer.from(key, 'base64')).toHaveLength(32);
+
+    await server.close();
+    server = await startServer(config);
+    const again = await httpsRequest(`${server.url}/v1/admin/accounts`, {
+      ca, method: 'POST', headers: { ...adminHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ username: 'persisted' }),
+    });
+    expect(again.status).toBe(409);
+    expect(readFileSync(keyFile, 'utf8')).toBe(key);
+    expect(readFileSync(path.join(config.dataDir, 'tls', 'localhost.crt'), 'utf8')).toBe(ca);
+  }, 60_000);
+});
+
+describe('behind a TLS-terminating proxy (TRUST_PROXY)', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer(testConfig({ PORT: '0', TRUST_PROXY: 'true' }));
+  }, 60_000);
+  afterAll(() => server?.close());
+
+  it('serves plain HTTP but accepts only requests the proxy marks https', async () => {
+    expect(server.url).toMatch(/^http:\/\//);
+    const unmarked = await fetch(`${server.url}/v1/providers/catalog`);
+    expect(unmarked.status).toBe(400);
+    expect((await unmarked.json()).error.code).toBe('https_required');
+    const marked = await fetch(`${server.url}/v1/providers/catalog`, { headers: { 'x-forwarded-proto': 'https' } });
+    expect(marked.status).toBe(200);
+  });
+
+  it('lets health probes through unmarked', async () => {
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+  });
+});
+
+describe('the process', () => {
+  it('exits 0 on SIGTERM after closing cleanly', async () => {
+    const entry = path.resolve('dist/src/server.js');
+    expect(statSync(entry, { throwIfNoEntry: false }), 'run `npm run build` first (npm test does)').toBeDefined();
+    const dataDir = testConfig().dataDir;
+    const child = spawn(process.execPath, [entry], {
+      env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: process.env.TEST_DATABASE_URL ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 60_000);
+      child.stdout.on('data', () => {
+        if (output.includes('listening on https://')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(output).toContain('"msg":"shutting down"');
+  }, 90_000);
+});
