@@ -1,0 +1,67 @@
+// Ladders: metadata, authoring, validation and ladder chat completions (docs/ladders-api.md).
+import { Type, type Static } from '@sinclair/typebox';
+import { MessagesSchema, StreamSchema } from './chat.js';
+import { Slug, Timestamp, Username, Uuid } from './common.js';
+
+export const VisibilitySchema = Type.Union([Type.Literal('private'), Type.Literal('unlisted'), Type.Literal('public')], {
+  description: '`private`: the owner only; `unlisted`: anyone with the URL; `public`: anyone, and listed',
+});
+
+/** A ladder config as given to validation and saving; its rules are docs/ladder-language.md. */
+const ConfigSchema = Type.Unknown({ description: 'A ladder config (see docs/ladder-language.md)' });
+
+const AllowedTargetsSchema = Type.Object(
+  { strategy: Type.String({ description: '`universal` (any model) or `constrained`' }) },
+  { additionalProperties: true },
+);
+
+export const LadderMetadataSchema = Type.Object({
+  id: Uuid,
+  author: Type.String({ description: 'Owner username' }),
+  slug: Type.String({ description: 'The ladder segment of its URL' }),
+  name: Type.String({ description: "The config's name" }),
+  description: Type.String(),
+  version: Type.Integer({ minimum: 1, description: 'Starts at 1, one more per save' }),
+  usage_visibility: VisibilitySchema,
+  config_visibility: VisibilitySchema,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  config: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Only for the owner, or when config_visibility is public' })),
+  allowed_targets: Type.Optional(AllowedTargetsSchema),
+});
+export type LadderMetadata = Static<typeof LadderMetadataSchema>;
+
+export const LadderListSchema = Type.Object({ data: Type.Array(LadderMetadataSchema) });
+
+export const AuthorParamsSchema = Type.Object({ author: Username });
+export const LadderParamsSchema = Type.Object({ author: Username, ladder: Slug });
+export type LadderParams = Static<typeof LadderParamsSchema>;
+
+export const SaveLadderBodySchema = Type.Object(
+  {
+    config: ConfigSchema,
+    description: Type.Optional(Type.String({ maxLength: 2000, description: "Default: the config's description, else the saved one, else empty" })),
+    usage_visibility: Type.Optional(VisibilitySchema),
+    config_visibility: Type.Optional(VisibilitySchema),
+  },
+  { additionalProperties: false },
+);
+export type SaveLadderBody = Static<typeof SaveLadderBodySchema>;
+
+export const ValidateBodySchema = Type.Object({ config: ConfigSchema }, { additionalProperties: false });
+
+export const ValidationResultSchema = Type.Object({
+  valid: Type.Boolean({ description: 'true: the config can be saved and executed' }),
+  errors: Type.Array(Type.String(), { description: 'Every problem found, each naming where it is' }),
+});
+
+export const LadderChatRequestSchema = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 256, description: "Must pass the ladder's allowedTargets" }),
+    messages: MessagesSchema,
+    knobs: Type.Optional(Type.Unknown({ description: 'Knob id to number; out-of-range values are clamped' })),
+    stream: StreamSchema,
+  },
+  { description: 'Other OpenAI parameters are accepted and ignored.' },
+);
+export type LadderChatRequest = Static<typeof LadderChatRequestSchema>;

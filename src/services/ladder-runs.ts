@@ -1,0 +1,137 @@
+// Running a saved ladder for a caller: the allowedTargets check, the request's input and
+// knobs, the instance row, and the interpreter. Shared by the synchronous route and, later,
+// the background worker, so that both record runs the same way.
+import { internalError, invalidRequest } from '../errors.js';
+import type { AllowedTargets, LadderConfig } from '../ladders/config.js';
+import { LadderRunError, runLadder, type RunLimits, type RunResult } from '../ladders/interpreter.js';
+import { resolveKnobs } from '../ladders/knobs.js';
+import type { PriceTable } from '../ladders/pricing.js';
+import { candidatesFor, explicitSelection } from '../providers/catalog.js';
+import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';
+import type { Principal } from './authenticator.js';
+import type { InstanceRow, InstanceService } from './instances.js';
+import { allowedTargetsOf, type VisibleLadder } from './ladders.js';
+
+export type PlatformLimits = Omit<RunLimits, 'maxSpendUsd'> & { defaultMaxSpend: number };
+
+export interface LadderRunnerDeps {
+  instances: InstanceService;
+  connections: { forRouting(accountId: string): Promise<ProviderConnection[]> };
+  route: (request: Parameters<ModelCall>[0], connections: ProviderConnection[], signal?: AbortSignal) => ReturnType<ModelCall>;
+  limits: PlatformLimits;
+  prices: PriceTable;
+}
+
+export interface RunRequest {
+  principal: Principal;
+  ladder: VisibleLadder;
+  model: string;
+  messages: ChatMessage[];
+  knobs: unknown;
+  signal?: AbortSignal;
+  /** Called once the instance row exists, before the first model call. */
+  onInstance?: (instance: InstanceRow) => void;
+}
+
+/** The ladder's input.context: the last user message, its text parts joined by newlines. */
+export function lastUserText(messages: ChatMessage[]): string {
+  const last = messages.findLast((m) => m.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  return last.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+}
+
+const quoted = (list: string[]) => list.map((s) => `"${s}"`).join(', ');
+
+/**
+ * The connections a run may route through under the ladder's allowedTargets, or a 400
+ * model_not_allowed. `models` is matched against the requested name and, for an explicit
+ * `provider/model` name, against the model part too. `providers` keeps only the caller's
+ * connections of those providers that can serve the model (an explicit prefix must itself
+ * be listed); `"*"` in either list accepts everything.
+ */
+export function connectionsForTargets(
+  targets: AllowedTargets,
+  model: string,
+  connections: ProviderConnection[],
+  ladderName: string,
+): ProviderConnection[] {
+  if (targets.strategy === 'universal') return connections;
+  const explicit = explicitSelection(model);
+  const { models, providers } = targets;
+  if (!models.includes('*') && !models.includes(model) && !(explicit && models.includes(explicit.vendorModel))) {
+    throw modelNotAllowed(`Model "${model}" is not allowed by ladder "${ladderName}"; its allowed models are ${quoted(models)}.`);
+  }
+  if (providers.includes('*')) return connections;
+  if (explicit && !providers.includes(explicit.provider)) {
+    throw modelNotAllowed(`Model "${model}" is not allowed by ladder "${ladderName}": provider "${explicit.provider}" is not one of its allowed providers (${quoted(providers)}).`);
+  }
+  const allowed = connections.filter((c) => providers.includes(c.provider));
+  if (candidatesFor(model, allowed).length === 0) {
+    throw modelNotAllowed(
+      `Model "${model}" is not allowed by ladder "${ladderName}": none of your provider connections that can serve it is one of its allowed providers (${quoted(providers)}).`,
+    );
+  }
+  return allowed;
+}
+
+const modelNotAllowed = (message: string) => invalidRequest('model_not_allowed', message, 'model');
+
+export function createLadderRunner(deps: LadderRunnerDeps) {
+  return {
+    /**
+     * Checks the request, records the instance, runs the ladder and records the outcome.
+     * Resolves with the instance and the result; a failed run rejects with its LadderRunError
+     * after the row has been finished.
+     */
+    async runSync(req: RunRequest): Promise<{ instance: InstanceRow; result: RunResult }> {
+      const { principal, ladder, model } = req;
+      const config: LadderConfig = ladder.config;
+      const ladderName = `${ladder.author}/${ladder.row.slug}`;
+      const knobs = resolveKnobs(config, req.knobs);
+      const connections = connectionsForTargets(allowedTargetsOf(config), model, await deps.connections.forRouting(principal.accountId), ladderName);
+      const instance = await deps.instances.create({
+        ladderId: ladder.row.id,
+        ladderVersion: ladder.row.currentVersion,
+        author: ladder.author,
+        slug: ladder.row.slug,
+        accountId: principal.accountId,
+        apiKeyId: principal.apiKeyId,
+        mode: 'sync',
+        model,
+        input: lastUserText(req.messages),
+        knobs,
+      });
+      req.onInstance?.(instance);
+      const { defaultMaxSpend, ...caps } = deps.limits;
+      try {
+        const result = await runLadder({
+          config,
+          model,
+          input: instance.input,
+          knobs,
+          call: (request, signal) => deps.route(request, connections, signal),
+          limits: { ...caps, maxSpendUsd: config.executionBudget?.maxSpend ?? defaultMaxSpend },
+          prices: deps.prices,
+          ...(req.signal ? { signal: req.signal } : {}),
+        });
+        await deps.instances.finish(instance.id, { status: 'succeeded', ...result });
+        return { instance, result };
+      } catch (error) {
+        // runLadder only throws LadderRunErrors; anything else is a bug and fails the row as internal.
+        const runError = error instanceof LadderRunError ? error : null;
+        await deps.instances.finish(instance.id, {
+          status: runError?.code === 'run_cancelled' ? 'cancelled' : 'failed',
+          error: runError ?? internalError(),
+          usage: runError?.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+          spendUsd: runError?.spendUsd ?? 0,
+          modelCalls: runError?.modelCalls ?? 0,
+          trace: runError?.trace ?? [],
+        });
+        throw error;
+      }
+    },
+  };
+}
+
+export type LadderRunner = ReturnType<typeof createLadderRunner>;
