@@ -43,7 +43,7 @@ describe('admin API', () => {
   });
 
   it('rejects a missing or wrong admin token with 401', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token' }, { authorization: 'Basic abc' }]) {
+    for (const headers of [{}, { authorization: "Bearer wrong-token-wrong-token" }, { authorization: "Basic abc" }] as Record<string, string>[]) {
       const res = await post('/v1/admin/accounts', { username: 'erin' }, headers);
       expect(res.statusCode).toBe(401);
       expect(res.json().error).toMatchObject({ type: 'authentication_error', code: 'invalid_admin_token' });
