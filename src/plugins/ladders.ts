@@ -1,0 +1,42 @@
+// Services for ladders: the saved ladders and their versions, instance rows, and the runner
+// that executes a ladder through the caller's provider connections.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createPriceTable } from '../ladders/pricing.js';
+import { createInstanceService, type InstanceService } from '../services/instances.js';
+import { createLadderRunner, type LadderRunner } from '../services/ladder-runs.js';
+import { createLadderService, type LadderService } from '../services/ladders.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ladders: LadderService;
+    instances: InstanceService;
+    ladderRunner: LadderRunner;
+  }
+}
+
+async function laddersPlugin(app: FastifyInstance) {
+  const { ladders: settings } = app.config;
+  const instances = createInstanceService(app.db);
+  app.decorate('ladders', createLadderService(app.db));
+  app.decorate('instances', instances);
+  app.decorate(
+    'ladderRunner',
+    createLadderRunner({
+      instances,
+      connections: app.connections,
+      route: (request, connections, signal) => app.providerRouter.call(request, connections, signal),
+      limits: {
+        defaultMaxSpend: settings.defaultMaxSpend,
+        maxNodesPerStep: settings.maxNodesPerStep,
+        maxModelCallsPerRun: settings.maxModelCallsPerRun,
+        maxRecursionDepth: settings.maxRecursionDepth,
+        maxRunMs: settings.maxRunMs,
+        maxConcurrentCalls: settings.maxConcurrentCalls,
+      },
+      prices: createPriceTable({ unknownModel: settings.unknownModelPrice }),
+    }),
+  );
+}
+
+export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers'] });

@@ -1,0 +1,48 @@
+// POST /v1/{author}/{ladder}/chat/completions: runs the ladder and answers with its exit
+// step's output as a chat completion, once the run has ended.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ChatCompletionSchema } from '../../schemas/chat.js';
+import { errorResponses } from '../../schemas/common.js';
+import { LadderChatRequestSchema, LadderParamsSchema } from '../../schemas/ladders.js';
+import { chatCompletion, rejectStreaming, requireUserMessage } from '../chat/completion.js';
+import { rethrowUnlessParams } from './params.js';
+
+const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/:author/:ladder/chat/completions', {
+    attachValidation: true,
+    schema: {
+      tags: ['ladders'],
+      summary: 'Run a ladder and get its answer as a chat completion',
+      description:
+        'Blocks until the run ends. The last user message is the ladder input; usage is summed over every model call. ' +
+        'The `x-ladder-instance` header names the run’s instance record.',
+      params: LadderParamsSchema,
+      body: LadderChatRequestSchema,
+      response: { 200: ChatCompletionSchema, ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
+    },
+  }, async (request, reply) => {
+    rethrowUnlessParams(request);
+    const { author, ladder: slug } = request.params;
+    const { model, messages, knobs, stream } = request.body;
+    rejectStreaming(stream);
+    requireUserMessage(messages);
+    const ladder = await app.ladders.getVisible(request.principal, author, slug);
+    const abort = new AbortController();
+    // A caller that hangs up should not keep the run, and its spending, going.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+    const { instance, result } = await app.ladderRunner.runSync({
+      principal: request.principal,
+      ladder,
+      model,
+      messages: messages.map(({ role, content }) => ({ role, content })),
+      knobs,
+      signal: abort.signal,
+      onInstance: (created) => void reply.header('x-ladder-instance', created.id),
+    });
+    return chatCompletion(`ldr-${instance.id}`, `${author}/${slug}`, result.answer, 'stop', result.usage);
+  });
+};
+
+export default ladderChatRoutes;

@@ -1,0 +1,88 @@
+// Ladder authoring and metadata: list an author's ladders, save, read and delete one.
+// Who may see what, and the single 404 for hidden ladders: docs/ladders-api.md.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses, OkSchema } from '../../schemas/common.js';
+import {
+  AuthorParamsSchema,
+  LadderListSchema,
+  LadderMetadataSchema,
+  LadderParamsSchema,
+  SaveLadderBodySchema,
+} from '../../schemas/ladders.js';
+import { rethrowUnlessParams } from './params.js';
+
+const tags = ['ladders'];
+
+const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ladders = app.ladders;
+
+  app.get('/:author', {
+    attachValidation: true,
+    schema: {
+      tags,
+      summary: "List an author's public ladders (all of them for the author)",
+      description: 'Without config. Ladders the API key may not access are left out; an unknown author has an empty list.',
+      params: AuthorParamsSchema,
+      response: { 200: LadderListSchema, ...errorResponses(401) },
+    },
+  }, async (request) => {
+    rethrowUnlessParams(request);
+    return { data: await ladders.list(request.principal, request.params.author) };
+  });
+
+  app.put('/:author/:ladder', {
+    attachValidation: true,
+    schema: {
+      tags,
+      summary: 'Create a ladder, or save a new version of it (owner only)',
+      description:
+        'Answers 201 with version 1 when created, 200 with the next version otherwise. Omitted description and ' +
+        'visibilities keep their saved values (new ladders: private). An invalid config is 400 invalid_ladder_config.',
+      params: LadderParamsSchema,
+      body: SaveLadderBodySchema,
+      response: { 200: LadderMetadataSchema, 201: LadderMetadataSchema, ...errorResponses(400, 401, 403, 404, 413) },
+    },
+  }, async (request, reply) => {
+    rethrowUnlessParams(request);
+    const { author, ladder } = request.params;
+    const { config, description, usage_visibility, config_visibility } = request.body;
+    const saved = await ladders.save(request.principal, author, ladder, {
+      config,
+      ...(description !== undefined ? { description } : {}),
+      ...(usage_visibility ? { usageVisibility: usage_visibility } : {}),
+      ...(config_visibility ? { configVisibility: config_visibility } : {}),
+    });
+    return reply.code(saved.created ? 201 : 200).send(saved.metadata);
+  });
+
+  app.get('/:author/:ladder', {
+    attachValidation: true,
+    schema: {
+      tags,
+      summary: "A ladder's metadata",
+      description: '`config` and `allowed_targets` only when you own the ladder or its config_visibility is public.',
+      params: LadderParamsSchema,
+      response: { 200: LadderMetadataSchema, ...errorResponses(401, 404) },
+    },
+  }, async (request) => {
+    rethrowUnlessParams(request);
+    return ladders.describe(request.principal, request.params.author, request.params.ladder);
+  });
+
+  app.delete('/:author/:ladder', {
+    attachValidation: true,
+    schema: {
+      tags,
+      summary: 'Delete a ladder and all its versions (owner only)',
+      description: 'Its instances are kept.',
+      params: LadderParamsSchema,
+      response: { 200: OkSchema, ...errorResponses(401, 403, 404) },
+    },
+  }, async (request) => {
+    rethrowUnlessParams(request);
+    await ladders.remove(request.principal, request.params.author, request.params.ladder);
+    return { ok: true as const };
+  });
+};
+
+export default ladderRoutes;
