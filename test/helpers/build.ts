@@ -45,9 +45,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function build(env: Record<string, string> = {}, options: { logs?: LogCapture } = {}): Promise<TestApp> {
+export async function build(
+  env: Record<string, string> = {},
+  options: { logs?: LogCapture; /** Shared with another app; the caller closes it. */ database?: Database } = {},
+): Promise<TestApp> {
   const config = testConfig({ ...(options.logs ? { LOG_LEVEL: 'info' } : {}), ...env });
-  const database = await openTestDatabase();
+  const database = options.database ?? (await openTestDatabase());
   const fastify = Fastify(fastifyOptions(config, options.logs));
   await fastify.register(app, { config, database });
   await fastify.ready();
@@ -57,7 +60,7 @@ export async function build(env: Record<string, string> = {}, options: { logs?: 
     database,
     close: async () => {
       await fastify.close();
-      await database.close();
+      if (!options.database) await database.close();
     },
   };
 }
