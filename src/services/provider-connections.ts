@@ -139,13 +139,26 @@ export function createConnectionService(db: Db, box: SecretBox, options: Connect
       return connections;
     },
 
-    /** Reseals every stored key made under an older encryption key; returns how many changed. */
+    /**
+     * Reseals every stored key made under an older encryption key; returns how many changed.
+     * A key that cannot be decrypted does not stop the others from being resealed; it is
+     * reported at the end with a provider_key_unreadable error naming the connections.
+     */
     async reencryptAll(): Promise<{ reencrypted: number; total: number }> {
       const rows = await db.select().from(providerConnections);
       let reencrypted = 0;
+      const unreadable: Row[] = [];
       for (const row of rows) {
         if (!box.isStale(row.apiKeyCiphertext)) continue;
-        const sealed = box.seal(openKey(row), sealContext(row.accountId, row.provider));
+        let plaintext: string;
+        try {
+          plaintext = openKey(row);
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error;
+          unreadable.push(row);
+          continue;
+        }
+        const sealed = box.seal(plaintext, sealContext(row.accountId, row.provider));
         // Compare-and-set: a key replaced meanwhile by its owner is not overwritten with the old one.
         const updated = await db
           .update(providerConnections)
@@ -155,6 +168,15 @@ export function createConnectionService(db: Db, box: SecretBox, options: Connect
         reencrypted += updated.length;
       }
       cache.clear();
+      if (unreadable.length > 0) {
+        const listed = unreadable.map((r) => `${r.id} (${r.provider})`).join(', ');
+        throw new ApiError(
+          500,
+          'api_error',
+          'provider_key_unreadable',
+          `Resealed ${reencrypted} of ${rows.length} stored provider keys; ${unreadable.length} could not be decrypted with any configured encryption key and were left unchanged: ${listed}. Configure the key that sealed them in ENCRYPTION_KEY_PREVIOUS and run this again, or have their owners save them anew.`,
+        );
+      }
       return { reencrypted, total: rows.length };
     },
   };
