@@ -12,6 +12,7 @@ import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import * as schema from './schema.js';
+import { lockEmbeddedDatabase } from './embedded-lock.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -80,21 +81,31 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
 
 async function openPglite(dataDir: string | null, snapshot?: Blob): Promise<Database & { migrate(): Promise<void> }> {
   let client: PGlite;
+  let unlock = () => {};
   if (dataDir) {
     const dir = path.resolve(dataDir, 'pgdata');
     mkdirSync(dir, { recursive: true });
+    unlock = lockEmbeddedDatabase(path.resolve(dataDir));
     client = new PGlite(dir);
   } else {
     client = new PGlite(snapshot ? { loadDataDir: snapshot } : {});
   }
-  await client.waitReady;
+  try {
+    await client.waitReady;
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const db = drizzlePglite(client, { schema });
   return {
     db: db as unknown as Db,
     kind: 'pglite',
     query: async <Row>(text: string, params?: unknown[]) => (await client.query<Row>(text, params)).rows,
     ping: async () => void (await client.query('select 1')),
-    close: () => client.close(),
+    close: async () => {
+      await client.close();
+      unlock();
+    },
     migrate: () => migratePglite(db, { migrationsFolder: migrationsFolder() }),
   };
 }

@@ -1,0 +1,15 @@
+// Container health probe: exits 0 when this machine's server answers /healthz.
+// Uses no shell tools (the image has no curl), and trusts the local self-signed certificate.
+import http from 'node:http';
+import https from 'node:https';
+import { loadConfig } from '../config.js';
+
+const config = loadConfig();
+const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+const client = config.trustProxy ? http : https;
+const request = client.get({ host, port: config.port, path: '/healthz', rejectUnauthorized: false, timeout: 3000 }, (res) => {
+  res.resume();
+  process.exit(res.statusCode === 200 ? 0 : 1);
+});
+request.on('timeout', () => request.destroy());
+request.on('error', () => process.exit(1));
