@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino';
 import app from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loadTlsMaterial } from './crypto/data-dir-secrets.js';
+import type { Database } from './db/client.js';
 import { fastifyOptions } from './server-options.js';
 import { createHttpsOnlyServer, httpsRequired } from './transport/https-only.js';
 
@@ -19,7 +20,13 @@ export interface RunningServer {
 // Load balancers probe health over plain HTTP, so behind a proxy these stay reachable.
 const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 
-export async function startServer(config: Config, options: { logStream?: DestinationStream } = {}): Promise<RunningServer> {
+export interface StartOptions {
+  logStream?: DestinationStream;
+  /** An already open database (tests); the caller closes it. Default: opened from the config. */
+  database?: Database;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const tls = config.trustProxy ? null : await loadTlsMaterial(config);
   // Fastify types its server as http.Server; an https.Server serves the same requests.
   const serverFactory: FastifyServerFactory | undefined = tls
@@ -31,7 +38,7 @@ export async function startServer(config: Config, options: { logStream?: Destina
       if (request.protocol !== 'https' && !PROBE_PATHS.has(request.url.split('?')[0]!)) throw httpsRequired();
     });
   }
-  await fastify.register(app, { config });
+  await fastify.register(app, { config, ...(options.database ? { database: options.database } : {}) });
   await fastify.listen({ port: config.port, host: config.host });
 
   const address = fastify.server.address();
