@@ -9,7 +9,7 @@ const catalogBody = {
 
 const catalogRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/catalog', {
-    schema: { tags: ['providers'], summary: 'Supported providers (no authentication)', response: { 200: CatalogSchema } },
+    schema: { tags: ['providers'], security: [], summary: 'Supported providers (no authentication)', response: { 200: CatalogSchema } },
   }, async () => catalogBody);
 };
 

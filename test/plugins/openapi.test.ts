@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build, type TestApp } from '../helpers/build.js';
+
+interface Operation {
+  security?: unknown[];
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+}
+
+describe('OpenAPI document and reference page', () => {
+  let t: TestApp;
+  let doc: { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+  beforeAll(async () => {
+    t = await build();
+    const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    doc = res.json();
+  });
+  afterAll(() => t.close());
+
+  it('is OpenAPI 3 and lists the public API', () => {
+    expect(doc.openapi).toMatch(/^3\./);
+    for (const path of ['/v1/providers/catalog', '/v1/admin/accounts', '/v1/admin/accounts/{username}/api-keys', '/v1/admin/api-keys/{id}', '/v1/chat/completions', '/healthz', '/readyz']) {
+      expect(Object.keys(doc.paths)).toContain(path);
+    }
+    expect(doc.components.schemas.Error).toBeDefined();
+  });
+
+  it('declares a success and an error response schema for every operation', () => {
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const statuses = Object.keys(operation.responses);
+        expect(statuses.some((s) => s.startsWith('2')), `${method} ${path} has a 2xx response`).toBe(true);
+        if (path !== '/healthz' && path !== '/v1/providers/catalog') {
+          expect(statuses.some((s) => /^[45]/.test(s)), `${method} ${path} documents its errors`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('marks only the catalog and health routes as needing no authentication', () => {
+    const open = Object.entries(doc.paths).flatMap(([path, ops]) => Object.values(ops).filter((op) => op.security?.length === 0).map(() => path));
+    expect(open.sort()).toEqual(['/healthz', '/readyz', '/v1/providers/catalog']);
+  });
+
+  it('serves a human-readable reference at /docs', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/docs' });
+    const page = res.statusCode === 302 ? await t.app.inject({ method: 'GET', url: res.headers.location as string }) : res;
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(page.body).toContain('swagger');
+  });
+});
