@@ -41,7 +41,8 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
     },
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Our errors plugin answers during shutdown, in the usual envelope.
+    return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
   };
 }

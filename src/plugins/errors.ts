@@ -43,8 +43,18 @@ async function errorsPlugin(app: FastifyInstance) {
     routes.push({ methods: new Set(methods), regex: new RegExp(`^${source}/?$`) });
   });
 
+  // While shutting down, requests that still arrive on open connections get a retryable 503.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new ApiError(503, 'api_error', 'shutting_down', 'The server is shutting down; retry the request.');
+    }
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {

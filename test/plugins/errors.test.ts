@@ -66,7 +66,7 @@ describe('error envelope', () => {
   });
 
   it('names the allowed methods in an Allow header on 405', async () => {
-    const res = await t.app.inject({ method: 'DELETE', url: '/v1/admin/accounts' });
+    const res = await t.app.inject({ method: 'PUT', url: '/v1/chat/completions' });
     expect(res.statusCode).toBe(405);
     expect(res.headers.allow).toBe('POST');
   });
