@@ -28,12 +28,23 @@ export function chatCompletion(id: string, model: string, content: string, finis
 }
 
 /**
+ * `openai;status=500;reason=server_error`, `anthropic;reason=timeout`, `groq;status=200`: a
+ * reason marks every attempt that did not answer, even one that got HTTP 200 with a bad body.
+ */
+function describeAttempt(attempt: Attempt): string {
+  let text = attempt.provider;
+  if (attempt.status !== null) text += `;status=${attempt.status}`;
+  if (attempt.reason) text += `;reason=${attempt.reason}`;
+  return text;
+}
+
+/**
  * What happened upstream, for the caller to see: which connection answered, every attempt,
  * and `server-timing` splitting the time between vendors and this service's own work.
  */
 export function setRoutingHeaders(reply: FastifyReply, attempts: Attempt[], upstreamMs: number, provider?: string): void {
   if (provider) reply.header('x-ladder-provider', provider);
-  reply.header('x-ladder-attempts', attempts.map((a) => `${a.provider};status=${a.status ?? a.reason ?? a.outcome}`).join(', ') || '0');
+  reply.header('x-ladder-attempts', attempts.map(describeAttempt).join(', ') || '0');
   const overhead = Math.max(0, reply.elapsedTime - upstreamMs);
   reply.header('server-timing', `upstream;dur=${upstreamMs.toFixed(3)}, overhead;dur=${overhead.toFixed(3)}`);
 }
