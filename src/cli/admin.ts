@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // Operator command line: works directly on the database, so a fresh install can be
 // bootstrapped before the server ever runs. `npm run admin -- help` lists the commands.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { loadSecretBox } from '../crypto/data-dir-secrets.js';
 import { openDatabase, type Database } from '../db/client.js';
-import { ApiError } from '../errors.js';
-import { createAccount, createApiKey, listApiKeys, revokeApiKey } from '../services/accounts.js';
+import { ApiError, invalidRequest } from '../errors.js';
+import { parseConfigText } from '../ladders/parse-text.js';
+import { createAccount, createApiKey, findAccount, listApiKeys, revokeApiKey } from '../services/accounts.js';
 import type { LadderAccess } from '../services/ladder-access.js';
 import { createConnectionService } from '../services/provider-connections.js';
+import { createLadderService } from '../services/ladders.js';
 
 const USAGE = `Usage: ladder-admin <command> [arguments] [--json]
 
@@ -19,6 +23,9 @@ Commands:
                                        create an API key (the key is printed once)
   list-keys <username>                 list an account's API keys (never the keys)
   revoke-key <key id>                  revoke an API key
+  push-ladder <username> <file> [--slug S] [--visibility private|unlisted|public] [--config-visibility ...] [--description D]
+                                       validate a JSON or YAML ladder config and save it as a new version
+                                       (slug default: the file name without extension, lowercased)
   reencrypt                            reseal every stored provider key under the current ENCRYPTION_KEY
                                        (keep the old key in ENCRYPTION_KEY_PREVIOUS until this has run)
 
@@ -29,6 +36,10 @@ interface Flags {
   name?: string;
   mode?: string;
   ladder?: string[];
+  slug?: string;
+  visibility?: string;
+  'config-visibility'?: string;
+  description?: string;
 }
 
 const commands: Record<string, Command> = {
@@ -44,6 +55,25 @@ const commands: Record<string, Command> = {
     await revokeApiKey(db.db, required(id, 'key id'));
     return { ok: true };
   },
+  'push-ladder': async (db, [username, file], flags) => {
+    const account = await findAccount(db.db, required(username, 'username'));
+    const fileName = required(file, 'file');
+    let config: unknown;
+    try {
+      config = parseConfigText(await readFile(fileName, 'utf8'), fileName);
+    } catch (error) {
+      throw invalidRequest('invalid_ladder_file', error instanceof Error ? error.message : String(error));
+    }
+    const principal = { accountId: account.id, username: account.username, apiKeyId: '', access: { mode: 'unrestricted' as const, ladders: [] } };
+    const { metadata } = await createLadderService(db.db).save(principal, account.username, flags.slug ?? slugFromFile(fileName), {
+      config,
+      ...(flags.description !== undefined ? { description: flags.description } : {}),
+      ...(flags.visibility ? { usageVisibility: visibility(flags.visibility, '--visibility') } : {}),
+      ...(flags['config-visibility'] ? { configVisibility: visibility(flags['config-visibility'], '--config-visibility') } : {}),
+    });
+    const { config: _saved, ...summary } = metadata;
+    return summary;
+  },
   reencrypt: async (db, _args, _flags, config) => {
     const service = createConnectionService(db.db, await loadSecretBox(config), { allowPrivateEndpoints: true, cacheTtlMs: 0 });
     return service.reencryptAll();
@@ -51,6 +81,17 @@ const commands: Record<string, Command> = {
 };
 
 class UsageError extends Error {}
+
+/** `My Ladder.v2.yaml` -> `my-ladder-v2`: lowercased, other characters to '-'. */
+function slugFromFile(fileName: string): string {
+  const base = path.basename(fileName).replace(/\.(ya?ml|json)$/i, '');
+  return base.toLowerCase().replace(/[^a-z0-9_-]/g, '-');
+}
+
+function visibility(value: string, flag: string): 'private' | 'unlisted' | 'public' {
+  if (value === 'private' || value === 'unlisted' || value === 'public') return value;
+  throw new UsageError(`${flag} must be private, unlisted or public`);
+}
 
 function required(value: string | undefined, what: string): string {
   if (!value) throw new UsageError(`missing ${what}`);
@@ -66,6 +107,10 @@ async function main(argv: string[]): Promise<number> {
       name: { type: 'string' },
       mode: { type: 'string' },
       ladder: { type: 'string', multiple: true },
+      slug: { type: 'string' },
+      visibility: { type: 'string' },
+      'config-visibility': { type: 'string' },
+      description: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
