@@ -66,9 +66,9 @@ describe('error envelope', () => {
   });
 
   it('names the allowed methods in an Allow header on 405', async () => {
-    const res = await t.app.inject({ method: 'PUT', url: '/v1/chat/completions' });
+    const res = await t.app.inject({ method: 'DELETE', url: '/readyz' });
     expect(res.statusCode).toBe(405);
-    expect(res.headers.allow).toBe('POST');
+    expect(res.headers.allow).toBe('GET');
   });
 
   it('keeps a sane caller-supplied x-request-id and replaces an unsafe one', async () => {
