@@ -197,3 +197,68 @@ function nodeTrace(node: number, prompt: string) {
     latencyMs: expect.any(Number),
   };
 }
+
+describe('a group and a gate that prunes everything', () => {
+  let h: Harness;
+  let user: User;
+
+  beforeAll(async () => {
+    h = await startHarness();
+    user = await userWithOpenAI(h);
+  });
+  afterAll(() => h.close());
+
+  it('runs group children side by side, and downstream reads an empty gate as empty', async () => {
+    const config = {
+      name: 'Views',
+      exit: 'summary',
+      steps: [
+        {
+          id: 'views',
+          name: 'Views',
+          type: 'group',
+          steps: [
+            { id: 'pro', name: 'Pro', type: 'normal', fields: [{ name: 'Topic', type: 'text', from: 'input.context' }], systemPrompt: 'Argue for.' },
+            { id: 'con', name: 'Con', type: 'normal', fields: [{ name: 'Topic', type: 'text', from: 'input.context' }], systemPrompt: 'Argue against.' },
+          ],
+        },
+        {
+          id: 'check',
+          name: 'Check',
+          type: 'normal',
+          nodes: 2,
+          continueIf: 'OK',
+          fields: [{ name: 'Pro', type: 'ingest', from: { stepId: 'pro' } }, { name: 'Node', type: 'nodeInfo' }],
+        },
+        {
+          id: 'summary',
+          name: 'Summary',
+          type: 'normal',
+          fields: [
+            { name: 'Con', type: 'ingest', from: { stepId: 'con' } },
+            { name: 'Checked', type: 'multi_ingest', from: { stepId: 'check', nodeRef: 'accumulate' } },
+            { name: 'Last check', type: 'ingest', from: { stepId: 'check' } },
+          ],
+          systemPrompt: 'Summarise.',
+        },
+      ],
+    };
+    await saveLadder(h, user, 'views', config);
+    const res = await runLadder(h, user, 'views', ask('cats'));
+    expect(res.statusCode, res.body).toBe(200);
+    const pro = `Topic: cats\n\n${SI}\nArgue for.`;
+    const con = `Topic: cats\n\n${SI}\nArgue against.`;
+    const check = (n: number) => `Pro: ${echo(pro)}\n\nNode: ${n}`;
+    const summary = `Con: ${echo(con)}\n\nLast check: \n\n${SI}\nSummarise.`;
+    expect(promptsReceived(h.fake)).toEqual([pro, con, check(1), check(2), summary]);
+    expect(res.json().choices[0].message.content).toBe(echo(summary));
+    expect(res.json().usage).toEqual(echoAccounting([pro, con, check(1), check(2), summary]).usage);
+    const row = await instanceRow(h, res.headers['x-ladder-instance'] as string);
+    expect(row.trace!.map((s) => [s.stepId, s.groupId ?? null, s.nodes.map((n) => n.survived)])).toEqual([
+      ['pro', 'views', [true]],
+      ['con', 'views', [true]],
+      ['check', null, [false, false]],
+      ['summary', null, [true]],
+    ]);
+  });
+});
