@@ -473,6 +473,30 @@ describe('fallback', () => {
     expect(fakes.openrouter.requests).toHaveLength(4);
   });
 
+  it('a caller that hangs up stops the vendor call, which does not count against the connection', async () => {
+    const { key, client } = await account([openaiConnection(0), openrouterConnection(10)]);
+    const before = logs.lines.length;
+    fakes.openai.script({ kind: 'delay', ms: TIMEOUT_MS * 0.8 });
+    const hangUp = new AbortController();
+    const pending = request(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      dispatcher: tls,
+      signal: hangUp.signal,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: hello }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 0.2));
+    hangUp.abort();
+    await expect(pending).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const attempts = logs.lines.slice(before).filter((l) => l.includes('provider attempt')).map((l) => JSON.parse(l));
+    expect(attempts.map((a) => [a.provider, a.outcome, a.reason])).toEqual([['openai', 'failed', 'aborted']]);
+    // Not tried elsewhere, and not held against openai: the next call goes there first.
+    expect(fakes.openrouter.requests).toHaveLength(0);
+    const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).withResponse();
+    expect(response.headers.get('x-ladder-attempts')).toBe('openai;status=200');
+  });
+
   it('the breaker is per connection: another account with the same vendor is still tried', async () => {
     const a = await account([openaiConnection(0), openrouterConnection(10)]);
     fakes.openai.script({ kind: 'error', status: 500 });
