@@ -111,7 +111,7 @@ describe('behind a TLS-terminating proxy (TRUST_PROXY)', () => {
     expect(server.url).toMatch(/^http:\/\//);
     const unmarked = await fetch(`${server.url}/v1/providers/catalog`);
     expect(unmarked.status).toBe(400);
-    expect((await unmarked.json()).error.code).toBe('https_required');
+    expect(((await unmarked.json()) as { error: { code: string } }).error.code).toBe('https_required');
     const marked = await fetch(`${server.url}/v1/providers/catalog`, { headers: { 'x-forwarded-proto': 'https' } });
     expect(marked.status).toBe(200);
   });

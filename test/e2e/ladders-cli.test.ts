@@ -16,7 +16,8 @@ describe('push-ladder', () => {
   const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' };
   const cli = async (...args: string[]) => {
     try {
-      const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), ['src/cli/admin.ts', ...args, '--json'], { env });
+      // The compiled CLI, as users run it: `npm test` builds before testing.
+      const { stdout } = await run(process.execPath, [path.resolve('dist/src/cli/admin.js'), ...args, '--json'], { env });
       return { code: 0, out: JSON.parse(stdout) };
     } catch (error) {
       const failed = error as { code: number; stderr: string };
