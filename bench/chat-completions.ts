@@ -1,0 +1,183 @@
+// `npm run bench`: what the service adds to a chat completion. The same autocannon load goes
+// (a) straight to a local upstream that answers at once and (b) through the service over
+// HTTPS to that upstream, at 1 and 32 concurrent connections; the difference is our overhead.
+//
+// Three processes, so no two of them share an event loop: this one (load generator), the
+// upstream, and the service as `npm start` runs it (dist/src/server.js, embedded database in
+// a temporary DATA_DIR). Settings: BENCH_DURATION (seconds per run, default 5),
+// BENCH_LOG_LEVEL (the service's LOG_LEVEL, default info as in production).
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Agent, request } from 'undici';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+const CONCURRENCY = [1, 32];
+const children: ChildProcess[] = [];
+
+interface Run {
+  target: 'direct' | 'service';
+  connections: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+}
+
+async function startUpstream(): Promise<string> {
+  const child = fork(path.join(here, 'fake-upstream.js'), { stdio: 'inherit' });
+  children.push(child);
+  const [message] = (await once(child, 'message')) as [{ port: number }];
+  return `http://127.0.0.1:${message.port}`;
+}
+
+/** A port nobody listens on right now (the service needs it before it can log anything). */
+async function freePort(): Promise<number> {
+  const probe = createNetServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
+
+async function startService(upstream: string, dataDir: string, adminToken: string, dispatcher: Agent): Promise<string> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: adminToken,
+    LOG_LEVEL,
+    PROVIDER_BASE_URL_OPENAI: `${upstream}/v1`,
+  };
+  // The log goes to /dev/null, as a process manager would ship it away: writing costs the service, reading it would cost us.
+  const child = spawn(process.execPath, [path.join(here, '..', 'src', 'server.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  const url = `https://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited during start-up (code ${child.exitCode})`);
+    try {
+      const res = await request(`${url}/healthz`, { dispatcher });
+      await res.body.dump();
+      if (res.statusCode === 200) return url;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error('the service did not become healthy within 120 s');
+}
+
+async function call(dispatcher: Agent, url: string, headers: Record<string, string>, body: unknown) {
+  const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`POST ${url}: ${res.statusCode} ${text}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** Percentile over exact latencies (autocannon's own histogram rounds to whole milliseconds). */
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function load(url: string, headers: Record<string, string>, body: string, connections: number, durationS: number) {
+  const latencies: number[] = [];
+  const instance = autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections, duration: durationS, timeout: 10 });
+  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+  });
+  const result = await instance;
+  if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
+    throw new Error(`${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx answers`);
+  }
+  const sorted = Float64Array.from(latencies).sort();
+  return { rps: latencies.length / result.duration, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length };
+}
+
+function table(runs: Run[]): string {
+  const pad = (s: string, n: number) => s.padStart(n);
+  const ms = (v: number) => v.toFixed(3);
+  const rows = [
+    ['connections', 'target', 'req/s', 'p50 ms', 'p99 ms', 'requests'],
+    ...runs.map((r) => [String(r.connections), r.target, r.rps.toFixed(0), ms(r.p50), ms(r.p99), String(r.requests)]),
+  ];
+  const lines = rows.map((row) => row.map((cell, i) => pad(cell, [11, 8, 9, 9, 9, 9][i]!)).join('  '));
+  lines.splice(1, 0, '-'.repeat(lines[0]!.length));
+  lines.push('', 'Added by the service (service minus direct):');
+  for (const c of CONCURRENCY) {
+    const direct = runs.find((r) => r.target === 'direct' && r.connections === c)!;
+    const service = runs.find((r) => r.target === 'service' && r.connections === c)!;
+    lines.push(
+      `  ${pad(String(c), 2)} connection${c === 1 ? ' ' : 's'}: p50 +${ms(service.p50 - direct.p50)} ms, p99 +${ms(service.p99 - direct.p99)} ms, ` +
+        `throughput ${service.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'ladder-bench-'));
+  const adminToken = randomBytes(24).toString('hex');
+  // The service's certificate is self-signed; autocannon does not verify it either.
+  const tls = new Agent({ connect: { rejectUnauthorized: false } });
+  try {
+    const upstream = await startUpstream();
+    process.stdout.write(`upstream  ${upstream}\nstarting the service (embedded database in ${dataDir}) ...\n`);
+    const service = await startService(upstream, dataDir, adminToken, tls);
+    process.stdout.write(`service   ${service} (LOG_LEVEL=${LOG_LEVEL})\n`);
+
+    const admin = { authorization: `Bearer ${adminToken}` };
+    const username = `bench-${randomBytes(3).toString('hex')}`;
+    await call(tls, `${service}/v1/admin/accounts`, admin, { username });
+    const { key } = (await call(tls, `${service}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string };
+    const auth = { authorization: `Bearer ${key}` };
+    await call(tls, `${service}/v1/providers`, auth, { provider: 'openai', api_key: 'sk-bench-upstream-key' });
+
+    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 });
+    const targets = [
+      { target: 'direct' as const, url: `${upstream}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' } },
+      { target: 'service' as const, url: `${service}/v1/chat/completions`, headers: auth },
+    ];
+    const answer = await call(tls, targets[1]!.url, auth, JSON.parse(body));
+    if (!String(answer.id).startsWith('ldr-chat-')) throw new Error(`unexpected answer: ${JSON.stringify(answer)}`);
+
+    const runs: Run[] = [];
+    for (const connections of CONCURRENCY) {
+      for (const { target, url, headers } of targets) {
+        // Warm-up: connection pools, caches and the JIT; not measured.
+        await load(url, headers, body, connections, 1);
+        const result = await load(url, headers, body, connections, DURATION_S);
+        runs.push({ target, connections, ...result });
+        process.stdout.write(`  ${target} x${connections}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, p99 ${result.p99.toFixed(3)} ms\n`);
+      }
+    }
+    process.stdout.write(`\n${table(runs)}\n`);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? once(c, 'exit') : null)));
+    await tls.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    for (const child of children) child.kill('SIGKILL');
+    process.exit(1);
+  },
+);
