@@ -2,7 +2,7 @@
 import { pathToFileURL } from 'node:url';
 import type http from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
-import type { DestinationStream } from 'pino';
+import pino, { type DestinationStream } from 'pino';
 import app from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loadTlsMaterial } from './crypto/data-dir-secrets.js';
@@ -48,8 +48,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 }
 
 /** Stop accepting, let in-flight requests finish within the bound, then close the database. */
-function closeOnSignals(server: RunningServer, config: Config): void {
+function closeOnSignals(server: RunningServer, config: Config, logs: ReturnType<typeof pino.destination>): void {
   let closing = false;
+  const exit = (code: number) => {
+    logs.flushSync();
+    process.exit(code);
+  };
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
@@ -60,10 +64,10 @@ function closeOnSignals(server: RunningServer, config: Config): void {
     }, config.shutdownTimeoutMs);
     force.unref();
     server.close().then(
-      () => process.exit(0),
+      () => exit(0),
       (err: unknown) => {
         server.app.log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };
@@ -82,9 +86,11 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const server = await startServer(config);
+  // Asynchronous writes keep logging off the request path; the buffer is flushed on exit.
+  const logs = pino.destination({ dest: 1, sync: false });
+  const server = await startServer(config, { logStream: logs });
   server.app.log.info({ url: server.url, database: server.app.database.kind }, `listening on ${server.url}`);
-  closeOnSignals(server, config);
+  closeOnSignals(server, config, logs);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -11,6 +11,9 @@ async function requestLog(app: FastifyInstance) {
         path: request.url.split('?')[0],
         status: reply.statusCode,
         duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+        // Set by routes that call providers: which one answered, and every attempt.
+        provider: reply.getHeader('x-ladder-provider'),
+        attempts: reply.getHeader('x-ladder-attempts'),
       },
       'request completed',
     );

@@ -14,6 +14,7 @@ import type { Attempt, ChatRequest, ChatResult, ProviderConnection } from './typ
 import { VendorError, transportError } from './vendor-errors.js';
 
 export interface RouterLogger {
+  debug(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
 }
@@ -29,7 +30,7 @@ export interface ProviderRouterOptions {
   allowPrivateEndpoints?: boolean;
   /** Circuit breaker per connection. Default 3 consecutive failures, 30000 ms cooldown. */
   breaker?: BreakerOptions;
-  /** Receives one line per attempt; never the key. Default: silent. */
+  /** Receives one line per attempt (successes at debug); never the key. Default: silent. */
   logger?: RouterLogger;
   /** Replaces the built-in agents (tests, proxies); not closed by close(). Default: own keep-alive agents. */
   dispatcher?: Dispatcher;
@@ -203,8 +204,11 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     if (reason) attempt.reason = reason;
     if (logger) {
       const line = { provider: attempt.provider, connectionId: candidate.connection.id, model: candidate.vendorModel, status, latencyMs: attempt.latencyMs, outcome, reason, vendorRequestId };
+      // Successes are summed up in the request's own log line (provider, attempts); a line each
+      // would double the logging cost of every call.
       if (outcome === 'failed') logger.warn(line, 'provider attempt failed');
-      else logger.info(line, `provider attempt ${outcome}`);
+      else if (outcome === 'skipped') logger.info(line, 'provider attempt skipped');
+      else logger.debug(line, 'provider attempt ok');
     }
     return attempt;
   }

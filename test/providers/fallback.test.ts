@@ -231,7 +231,7 @@ describe('secrets', () => {
   it('logs one line per attempt with provider, status, latency and outcome', async () => {
     primary.script({ kind: 'error', status: 503 });
     await env.router.call(userSays('hi'), conns());
-    expect(env.logs.map((l) => [l.level, l.msg])).toEqual([['warn', 'provider attempt failed'], ['info', 'provider attempt ok']]);
+    expect(env.logs.map((l) => [l.level, l.msg])).toEqual([['warn', 'provider attempt failed'], ['debug', 'provider attempt ok']]);
     expect(env.logs[0]!.obj).toMatchObject({ provider: 'openai', status: 503, outcome: 'failed', reason: 'server_error', latencyMs: expect.any(Number) });
     expect(env.logs[1]!.obj).toMatchObject({ provider: 'custom', status: 200, outcome: 'ok', vendorRequestId: expect.stringMatching(/^req_fake_/) });
   });

@@ -17,7 +17,7 @@ export function connection(provider: string, apiKey: string, extra: Partial<Prov
 }
 
 export interface LogLine {
-  level: 'info' | 'warn';
+  level: 'debug' | 'info' | 'warn';
   obj: object;
   msg: string;
 }
@@ -26,6 +26,7 @@ export interface LogLine {
 export function routerWith(options: ProviderRouterOptions = {}) {
   const logs: LogLine[] = [];
   const logger = {
+    debug: (obj: object, msg: string) => void logs.push({ level: 'debug', obj, msg }),
     info: (obj: object, msg: string) => void logs.push({ level: 'info', obj, msg }),
     warn: (obj: object, msg: string) => void logs.push({ level: 'warn', obj, msg }),
   };
