@@ -43,6 +43,7 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
     trustProxy: config.trustProxy,
     // Our errors plugin answers during shutdown, in the usual envelope.
     return503OnClosing: false,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+    // verbose: errors carry their schema, so a failed union can name what it accepts.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, verbose: true } },
   };
 }

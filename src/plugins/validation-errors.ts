@@ -6,7 +6,8 @@ import { type ApiError, invalidRequest, missingField } from '../errors.js';
 const PLACE: Record<string, string> = { body: 'request body', querystring: 'query string', params: 'URL', headers: 'headers' };
 
 export function validationError(errors: FastifySchemaValidationError[], context: SchemaErrorDataVar): ApiError {
-  const e = errors[0]!;
+  // A failed union lists each branch's complaint first; the union itself says more.
+  const e = errors.find((x) => x.keyword === 'anyOf' || x.keyword === 'oneOf') ?? errors[0]!;
   const params = e.params as Record<string, unknown>;
   const at = toParam(e.instancePath);
   const join = (child: string) => (at ? `${at}.${child}` : child);
@@ -26,10 +27,21 @@ export function validationError(errors: FastifySchemaValidationError[], context:
       return invalidRequest('invalid_value', `${at} must be ${JSON.stringify(params.allowedValue)}.`, at);
     case 'anyOf':
     case 'oneOf':
-      return invalidRequest('invalid_value', `${at || 'The request body'} has an invalid type or shape.`, at || null);
+      return unionError(e, at);
     default:
       return invalidRequest('invalid_value', `${at || 'The request body'} ${e.message ?? 'is invalid'}.`, at || null);
   }
+}
+
+/** Names the accepted values of a union of constants, or uses the union's description. */
+function unionError(e: FastifySchemaValidationError, at: string): ApiError {
+  const branches = (e as { schema?: unknown }).schema;
+  const constants = Array.isArray(branches) && branches.every((b) => b && typeof b === 'object' && 'const' in b) ? branches.map((b) => JSON.stringify(b.const)) : null;
+  const description = (e as { parentSchema?: { description?: string } }).parentSchema?.description;
+  const what = at || 'The request body';
+  if (constants) return invalidRequest('invalid_value', `${what} must be one of: ${constants.join(', ')}.`, at || null);
+  if (description) return invalidRequest('invalid_value', `${what} must be ${description}.`, at || null);
+  return invalidRequest('invalid_value', `${what} has an invalid type or shape.`, at || null);
 }
 
 /** `/messages/0/role` → `messages[0].role` */

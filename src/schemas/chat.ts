@@ -12,7 +12,9 @@ const ImagePart = Type.Object({
 
 export const MessageSchema = Type.Object({
   role: Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('assistant')]),
-  content: Type.Union([Type.String(), Type.Array(Type.Union([TextPart, ImagePart]), { minItems: 1 })]),
+  content: Type.Union([Type.String(), Type.Array(Type.Union([TextPart, ImagePart], { description: 'a content part: {type: "text", text} or {type: "image_url", image_url: {url}}' }), { minItems: 1 })], {
+    description: 'a string or a non-empty array of content parts',
+  }),
   name: Type.Optional(Type.String()),
 });
 
