@@ -19,7 +19,7 @@ describe('OpenAPI document and reference page', () => {
 
   it('is OpenAPI 3 and lists the public API', () => {
     expect(doc.openapi).toMatch(/^3\./);
-    for (const path of ['/v1/providers/catalog', '/v1/admin/accounts', '/v1/admin/accounts/{username}/api-keys', '/v1/admin/api-keys/{id}', '/v1/chat/completions', '/healthz', '/readyz']) {
+    for (const path of ['/v1/providers', '/v1/providers/{provider}', '/v1/validate', '/v1/{author}/{ladder}', '/v1/{author}/{ladder}/chat/completions', '/v1/providers/catalog', '/v1/admin/accounts', '/v1/admin/accounts/{username}/api-keys', '/v1/admin/api-keys/{id}', '/v1/chat/completions', '/healthz', '/readyz']) {
       expect(Object.keys(doc.paths)).toContain(path);
     }
     expect(doc.components.schemas.Error).toBeDefined();

@@ -14,11 +14,11 @@ const tags = ['providers'];
 const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const connections = app.connections;
 
-  app.get('/', {
+  app.get('', {
     schema: { tags, summary: 'List your provider connections, in routing order', response: { 200: ConnectionListSchema, ...errorResponses(401) } },
   }, async (request) => ({ data: await connections.list(request.principal.accountId) }));
 
-  app.post('/', {
+  app.post('', {
     schema: {
       tags,
       summary: 'Add a provider connection, or update the existing one for that provider',

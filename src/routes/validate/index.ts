@@ -5,7 +5,7 @@ import { errorResponses } from '../../schemas/common.js';
 import { ValidateBodySchema, ValidationResultSchema } from '../../schemas/ladders.js';
 
 const validateRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/', {
+  app.post('', {
     schema: {
       tags: ['ladders'],
       summary: 'Validate a ladder config without saving or running it',
