@@ -5,7 +5,8 @@
 // Three processes, so no two of them share an event loop: this one (load generator), the
 // upstream, and the service as `npm start` runs it (dist/src/server.js, embedded database in
 // a temporary DATA_DIR). Settings: BENCH_DURATION (seconds per run, default 5),
-// BENCH_LOG_LEVEL (the service's LOG_LEVEL, default info as in production).
+// BENCH_LOG_LEVEL (the service's LOG_LEVEL, default info as in production); NODE_OPTIONS is passed on to
+// the service, to try V8 settings.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -54,6 +55,7 @@ async function startService(upstream: string, dataDir: string, adminToken: strin
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
+    ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
