@@ -25,6 +25,11 @@ export interface InfrastructureOptions {
 
 async function infrastructure(app: FastifyInstance, options: InfrastructureOptions) {
   const { config } = options;
+  if (!options.database) {
+    // The embedded database's first start creates its files, which takes several seconds.
+    if (config.databaseUrl) app.log.info('connecting to PostgreSQL (DATABASE_URL)');
+    else app.log.info({ data_dir: config.dataDir }, 'opening the embedded database');
+  }
   const database = options.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }));
   if (!options.database) app.addHook('onClose', () => database.close());
   app.decorate('config', config);
