@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mayAccessLadder } from '../../src/services/ladder-access.js';
-import { build, createUser, type TestApp } from '../helpers/build.js';
+import { adminHeaders, build, createUser, type TestApp } from '../helpers/build.js';
+import { openTestDatabase } from '../helpers/database.js';
 
 describe('API key authentication', () => {
   let t: TestApp;
@@ -61,5 +62,31 @@ describe('ladder access control', () => {
     expect(mayAccessLadder(access, 'ann', 'a')).toBe(seesA);
     expect(mayAccessLadder(access, 'ann', 'b')).toBe(seesB);
     expect(mayAccessLadder(access, 'bob', 'a')).toBe(access.mode !== 'whitelist');
+  });
+});
+
+describe('revocation across nodes sharing one database', () => {
+  it('stops a revoked key at once on the revoking node, and on another node within KEY_CACHE_TTL_MS', async () => {
+    const database = await openTestDatabase();
+    const nodeA = await build({}, { database });
+    const nodeB = await build({ KEY_CACHE_TTL_MS: '300' }, { database });
+    try {
+      const user = await createUser(nodeA.app);
+      const onB = () => nodeB.app.inject({ method: 'GET', url: '/v1/providers', headers: user.headers });
+      expect((await onB()).statusCode).toBe(200);
+
+      const revoke = await nodeA.app.inject({ method: 'DELETE', url: `/v1/admin/api-keys/${user.keyId}`, headers: adminHeaders });
+      expect(revoke.statusCode).toBe(200);
+      expect((await nodeA.app.inject({ method: 'GET', url: '/v1/providers', headers: user.headers })).statusCode).toBe(401);
+
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      const late = await onB();
+      expect(late.statusCode).toBe(401);
+      expect(late.json().error.code).toBe('revoked_api_key');
+    } finally {
+      await nodeA.close();
+      await nodeB.close();
+      await database.close();
+    }
   });
 });
