@@ -5,7 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import errors from './plugins/errors.js';
 import requestLog from './plugins/request-log.js';
-import infrastructure, { type InfrastructureOptions } from './plugins/database.js';
+import infrastructure, { type InfrastructureOptions } from './plugins/infrastructure.js';
 import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
 import providers from './plugins/providers.js';

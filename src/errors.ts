@@ -5,7 +5,6 @@ export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
   | 'permission_error'
-  | 'not_found_error'
   | 'insufficient_quota'
   | 'rate_limit_error'
   | 'execution_error'
