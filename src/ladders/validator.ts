@@ -12,12 +12,16 @@ export type ValidationResult = { valid: true; errors: []; config: LadderConfig }
 
 export const DEFAULT_VALIDATION_LIMITS: ValidationLimits = { maxSpendCap: 50, maxRecursionDepth: 10 };
 
+/** A real config nests about eight levels; the bound keeps every recursive walk below safe. */
+export const MAX_NESTING = 32;
+
 /**
  * Schema errors come first, then meaning errors, each group in document order. On success
  * `config` is a deep copy of the input, so later edits to the input cannot bypass validation.
  */
 export function validateConfig(input: unknown, limits: Partial<ValidationLimits> = {}): ValidationResult {
   if (!isRecord(input)) return { valid: false, errors: ['config: must be an object'] };
+  if (nestedDeeperThan(input, MAX_NESTING)) return { valid: false, errors: [`config: is nested more than ${MAX_NESTING} levels deep`] };
   const schema = new Issues();
   validateSchema(input, schema);
   const meaning = new Issues();
@@ -25,4 +29,16 @@ export function validateConfig(input: unknown, limits: Partial<ValidationLimits>
   const errors = [...inDocumentOrder(input, schema.items), ...inDocumentOrder(input, meaning.items)];
   if (errors.length > 0) return { valid: false, errors };
   return { valid: true, errors: [], config: structuredClone(input) as unknown as LadderConfig };
+}
+
+/** Iterative, so that an absurdly deep document cannot exhaust the stack while being measured. */
+function nestedDeeperThan(root: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return false;
 }

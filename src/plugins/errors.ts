@@ -18,7 +18,9 @@ const FASTIFY_CODES: Record<string, (e: FastifyError) => ApiError> = {
     new ApiError(413, 'invalid_request_error', 'request_too_large', 'The request body is larger than this server accepts.'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () =>
     invalidRequest('invalid_json', 'The request has `Content-Type: application/json` but an empty body.'),
-  FST_ERR_CTP_INVALID_JSON_BODY: () => invalidRequest('invalid_json', 'The request body is not valid JSON.'),
+  // Fastify reports prototype-poisoning keys with the same error as a syntax error.
+  FST_ERR_CTP_INVALID_JSON_BODY: () =>
+    invalidRequest('invalid_json', 'The request body is not valid JSON, or has a forbidden "__proto__" or "constructor.prototype" key.'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     invalidRequest('invalid_content_length', 'The Content-Length header does not match the body.'),
 };

@@ -20,6 +20,21 @@ describe('the config as a whole', () => {
     expect(validateConfig(input)).toEqual({ valid: false, errors: ['config: must be an object'] });
   });
 
+  it('refuses absurd nesting anywhere, even in timeline, without exhausting the stack', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    const config = { ...minimalLadder, steps: minimalLadder.steps.map((s, i) => (i === 0 ? { ...s, timeline: deep } : s)) };
+    expect(validateConfig(config)).toEqual({ valid: false, errors: ['config: is nested more than 32 levels deep'] });
+    expect(validateConfig(deep)).toEqual({ valid: false, errors: ['config: is nested more than 32 levels deep'] });
+  });
+
+  it('accepts a timeline nested within the bound', () => {
+    let timeline: unknown = 'leaf';
+    for (let i = 0; i < 25; i++) timeline = { a: timeline };
+    const config = { ...minimalLadder, steps: minimalLadder.steps.map((s, i) => (i === 0 ? { ...s, timeline } : s)) };
+    expect(validateConfig(config).valid).toBe(true);
+  });
+
   it('names every missing required key', () => {
     expect(errorsOf({})).toEqual(['name: is required', 'exit: is required', 'steps: is required']);
   });

@@ -23,7 +23,12 @@ describe('error envelope', () => {
     [
       'malformed JSON',
       { method: 'POST', url: '/v1/admin/accounts', headers: { ...adminHeaders, 'content-type': 'application/json' }, payload: '{"username": ' },
-      envelope(400, 'invalid_json', 'The request body is not valid JSON.'),
+      envelope(400, 'invalid_json', 'The request body is not valid JSON, or has a forbidden "__proto__" or "constructor.prototype" key.'),
+    ],
+    [
+      'prototype poisoning',
+      { method: 'POST', url: '/v1/admin/accounts', headers: { ...adminHeaders, 'content-type': 'application/json' }, payload: '{"username": "x", "__proto__": {"admin": true}}' },
+      envelope(400, 'invalid_json', 'The request body is not valid JSON, or has a forbidden "__proto__" or "constructor.prototype" key.'),
     ],
     [
       'wrong content type',
