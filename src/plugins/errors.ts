@@ -25,6 +25,15 @@ const FASTIFY_CODES: Record<string, (e: FastifyError) => ApiError> = {
     invalidRequest('invalid_content_length', 'The Content-Length header does not match the body.'),
 };
 
+/** For errors Fastify raises before routing (bad percent-encoding, over-long path segments). */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const apiError =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError(414, 'invalid_request_error', 'uri_too_long', 'A segment of the URL path is longer than this server accepts.')
+      : invalidRequest('invalid_url', 'The URL is not validly percent-encoded.');
+  void reply.code(apiError.statusCode).header('x-request-id', request.id).send(apiError.toBody());
+}
+
 export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;

@@ -40,6 +40,12 @@ describe('error envelope', () => {
       { method: 'POST', url: '/v1/admin/accounts', headers: adminHeaders, payload: { username: 'x'.repeat(4096) } },
       envelope(413, 'request_too_large', 'The request body is larger than this server accepts.'),
     ],
+    ['a badly encoded URL', { method: 'GET', url: '/v1/%ZZ/x' }, envelope(400, 'invalid_url', 'The URL is not validly percent-encoded.')],
+    [
+      'an over-long path segment',
+      { method: 'GET', url: `/v1/${'a'.repeat(300)}/x` },
+      envelope(414, 'uri_too_long', 'A segment of the URL path is longer than this server accepts.'),
+    ],
     [
       'missing required field',
       { method: 'POST', url: '/v1/admin/accounts', headers: adminHeaders, payload: {} },
