@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { LogController, type FastifyServerOptions } from 'fastify';
 import type { DestinationStream, LoggerOptions } from 'pino';
 import type { Config } from './config.js';
-import { frameworkErrors } from './plugins/errors.js';
+import { frameworkErrors, writeClientError } from './plugins/errors.js';
 
 // A caller's request id is kept when it is short and plain; otherwise we make our own.
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
@@ -41,6 +41,7 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     },
     frameworkErrors,
+    clientErrorHandler: writeClientError,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     // Our errors plugin answers during shutdown, in the usual envelope.

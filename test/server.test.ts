@@ -66,6 +66,14 @@ describe('HTTPS server on the embedded database', () => {
     });
   });
 
+  it('answers bytes that are neither TLS nor HTTP with 400 malformed_request', async () => {
+    const answer = await rawExchange(portOf(server), 'HELLO THERE\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!).error).toEqual({
+      message: 'The request is not well-formed HTTP/1.1.', type: 'invalid_request_error', code: 'malformed_request', param: null,
+    });
+  });
+
   it('never processes a plain-HTTP request, even a well-formed admin call', async () => {
     const payload = JSON.stringify({ username: 'plainhttp' });
     const answer = await rawExchange(
@@ -114,6 +122,12 @@ describe('behind a TLS-terminating proxy (TRUST_PROXY)', () => {
     expect(((await unmarked.json()) as { error: { code: string } }).error.code).toBe('https_required');
     const marked = await fetch(`${server.url}/v1/providers/catalog`, { headers: { 'x-forwarded-proto': 'https' } });
     expect(marked.status).toBe(200);
+  });
+
+  it('answers a malformed request in the envelope', async () => {
+    const answer = await rawExchange(Number(new URL(server.url).port), 'GET / HTTP/1.1\r\nBad Header Line\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!).error.code).toBe('malformed_request');
   });
 
   it('lets health probes through unmarked', async () => {

@@ -1,6 +1,7 @@
 // Turns every failure into the spec's error envelope: our ApiErrors, Fastify's own errors
 // (bad JSON, wrong content type, body too large, schema violations), unknown routes and
 // wrong methods. Internals of unexpected failures are logged, never sent.
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, internalError, invalidRequest } from '../errors.js';
@@ -32,6 +33,24 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
       ? new ApiError(414, 'invalid_request_error', 'uri_too_long', 'A segment of the URL path is longer than this server accepts.')
       : invalidRequest('invalid_url', 'The URL is not validly percent-encoded.');
   void reply.code(apiError.statusCode).header('x-request-id', request.id).send(apiError.toBody());
+}
+
+/** For connections whose bytes are not a well-formed HTTP request: answered on the raw socket. */
+export function writeClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, apiError] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', new ApiError(431, 'invalid_request_error', 'headers_too_large', 'The request headers are larger than this server accepts.')]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', new ApiError(408, 'invalid_request_error', 'request_timeout', 'The request was not received in time.')]
+        : [400, 'Bad Request', invalidRequest('malformed_request', 'The request is not well-formed HTTP/1.1.')];
+  const body = JSON.stringify(apiError.toBody());
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function toApiError(error: FastifyError | Error): ApiError {

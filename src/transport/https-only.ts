@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ApiError } from '../errors.js';
+import { writeClientError } from '../plugins/errors.js';
 
 const TLS_HANDSHAKE = 0x16;
 // A connection that sends nothing at all is dropped after this long.
@@ -51,6 +52,7 @@ export function createHttpsOnlyServer(
       process.nextTick(() => socket.resume());
     });
   });
+  plain.on('clientError', writeClientError);
   server.on('close', () => plain.closeAllConnections());
   return server;
 }
