@@ -36,6 +36,10 @@ export const LadderListSchema = Type.Object({ data: Type.Array(LadderMetadataSch
 export const AuthorParamsSchema = Type.Object({ author: Username });
 export const LadderParamsSchema = Type.Object({ author: Username, ladder: Slug });
 export type LadderParams = Static<typeof LadderParamsSchema>;
+export const LadderVersionQuerySchema = Type.Object(
+  { version: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'An earlier version number' })) },
+  { additionalProperties: false },
+);
 
 export const SaveLadderBodySchema = Type.Object(
   {

@@ -118,11 +118,27 @@ export function createLadderService(db: Db) {
       return { row: found.ladder, author, config: found.config as LadderConfig, isOwner };
     },
 
-    /** Metadata; `config` and `allowed_targets` only for the owner or a public config. */
-    async describe(principal: Principal, author: string, slug: string): Promise<LadderMetadata> {
+    /**
+     * Metadata, of the current version or of an earlier one; `config` and `allowed_targets`
+     * only for the owner or a public config.
+     */
+    async describe(principal: Principal, author: string, slug: string, version?: number): Promise<LadderMetadata> {
       const ladder = await this.getVisible(principal, author, slug);
       const showConfig = ladder.isOwner || ladder.row.configVisibility === 'public';
-      return metadata(ladder.row, author, showConfig ? ladder.config : null);
+      if (version === undefined || version === ladder.row.currentVersion) {
+        return metadata(ladder.row, author, showConfig ? ladder.config : null);
+      }
+      const [saved] = await db
+        .select()
+        .from(ladderVersions)
+        .where(and(eq(ladderVersions.ladderId, ladder.row.id), eq(ladderVersions.version, version)));
+      if (!saved) {
+        throw notFound('ladder_version_not_found', `Ladder "${author}/${slug}" has no version ${version}; its current version is ${ladder.row.currentVersion}.`);
+      }
+      const config = saved.config as LadderConfig;
+      // An earlier version is described as it was saved: its own name, number and time.
+      const row = { ...ladder.row, name: config.name, currentVersion: saved.version, updatedAt: saved.createdAt };
+      return metadata(row, author, showConfig ? config : null);
     },
 
     /** The author's public ladders, and all of them when the caller is the author; the key's ACL applies. */
@@ -151,19 +167,6 @@ export function createLadderService(db: Db) {
       if (deleted.length === 0) throw ladderNotFound(author, slug);
     },
 
-    /** Every saved version of a ladder, oldest first (for operators and tests; not routed). */
-    async versions(ladderId: string) {
-      return db.select().from(ladderVersions).where(eq(ladderVersions.ladderId, ladderId)).orderBy(asc(ladderVersions.version));
-    },
-
-    /** One saved version, or null. */
-    async version(ladderId: string, version: number) {
-      const [row] = await db
-        .select()
-        .from(ladderVersions)
-        .where(and(eq(ladderVersions.ladderId, ladderId), eq(ladderVersions.version, version)));
-      return row ?? null;
-    },
   };
 }
 

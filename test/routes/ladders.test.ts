@@ -70,7 +70,19 @@ describe('ladder authoring', () => {
       [first.id],
     );
     expect(versions.map((v) => [v.version, v.config.name])).toEqual([[1, 'Draft and refine'], [2, 'Draft and refine, v2']]);
-    expect(await app.ladders.version(first.id, 1)).toMatchObject({ version: 1, config: minimalLadder });
+    // Earlier versions stay readable over the API, as they were saved.
+    const v1 = await get(owner.headers, `${owner.username}/l?version=1`);
+    expect(v1.statusCode).toBe(200);
+    expect(v1.json()).toMatchObject({ id: first.id, version: 1, name: 'Draft and refine', config: minimalLadder, updated_at: first.updated_at });
+    const missing = await get(owner.headers, `${owner.username}/l?version=9`);
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().error).toEqual({
+      message: `Ladder "${owner.username}/l" has no version 9; its current version is 2.`,
+      type: 'invalid_request_error',
+      code: 'ladder_version_not_found',
+      param: null,
+    });
+    expect((await get(owner.headers, `${owner.username}/l?version=0`)).json().error).toMatchObject({ code: 'invalid_value', param: 'version' });
     // A config with a description of its own sets it when the body has none.
     const third = (await put(owner.headers, `${owner.username}/l`, { config: minimalLadder })).json();
     expect(third).toMatchObject({ version: 3, description: 'Writes a first answer, then improves it.' });

@@ -7,6 +7,7 @@ import {
   LadderListSchema,
   LadderMetadataSchema,
   LadderParamsSchema,
+  LadderVersionQuerySchema,
   SaveLadderBodySchema,
 } from '../../schemas/ladders.js';
 import { rethrowUnlessParams } from './params.js';
@@ -60,13 +61,17 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: "A ladder's metadata",
-      description: '`config` and `allowed_targets` only when you own the ladder or its config_visibility is public.',
+      description:
+        '`config` and `allowed_targets` only when you own the ladder or its config_visibility is public. ' +
+        '`?version=N` describes an earlier saved version (404 ladder_version_not_found if there is none).',
       params: LadderParamsSchema,
-      response: { 200: LadderMetadataSchema, ...errorResponses(401, 404) },
+      querystring: LadderVersionQuerySchema,
+      response: { 200: LadderMetadataSchema, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     rethrowUnlessParams(request);
-    return ladders.describe(request.principal, request.params.author, request.params.ladder);
+    const { version } = request.query;
+    return ladders.describe(request.principal, request.params.author, request.params.ladder, version === undefined ? undefined : Number(version));
   });
 
   app.delete('/:author/:ladder', {
