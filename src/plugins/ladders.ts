@@ -25,7 +25,7 @@ async function laddersPlugin(app: FastifyInstance) {
     createLadderRunner({
       instances,
       connections: app.connections,
-      route: (request, connections, signal) => app.providerRouter.call(request, connections, signal),
+      route: (request, connections, signal, log) => app.providerRouter.call(request, connections, signal, log),
       limits: {
         defaultMaxSpend: settings.defaultMaxSpend,
         maxNodesPerStep: settings.maxNodesPerStep,

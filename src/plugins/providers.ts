@@ -1,7 +1,7 @@
 // Services for direct model access: the caller's connections and the fallback router.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { createProviderRouter, type ProviderRouter } from '../providers/router.js';
+import { createProviderRouter, type ProviderRouter, type RouterLogger } from '../providers/router.js';
 import type { ChatRequest, ChatResult } from '../providers/types.js';
 import { createConnectionService, type ConnectionService } from '../services/provider-connections.js';
 
@@ -10,7 +10,7 @@ declare module 'fastify' {
     connections: ConnectionService;
     providerRouter: ProviderRouter;
     /** One model call on behalf of an account, through its connections and fallback. */
-    callModel(accountId: string, request: ChatRequest, signal?: AbortSignal): Promise<ChatResult>;
+    callModel(accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
   }
 }
 
@@ -30,8 +30,8 @@ async function providers(app: FastifyInstance) {
   });
   app.decorate('connections', connections);
   app.decorate('providerRouter', router);
-  app.decorate('callModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal) =>
-    router.call(request, await connections.forRouting(accountId), signal),
+  app.decorate('callModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger) =>
+    router.call(request, await connections.forRouting(accountId), signal, log),
   );
   app.addHook('onClose', () => router.close());
 }

@@ -39,7 +39,8 @@ export interface ProviderRouterOptions {
 }
 
 export interface ProviderRouter {
-  call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal): Promise<ChatResult>;
+  /** `log` replaces the router's logger for this call (e.g. a request's, to carry its id). */
+  call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
   close(): Promise<void>;
 }
 
@@ -105,7 +106,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     return target;
   }
 
-  async function call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal): Promise<ChatResult> {
+  async function call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<ChatResult> {
     const candidates = candidatesFor(request.model, connections);
     if (candidates.length === 0) throw notServed(request.model, connections);
 
@@ -125,7 +126,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
       // claimed by a request that answers from an earlier candidate.
       if (candidate === forced) breaker.force(connection.id);
       else if (breaker.admit(connection.id) === 'open') {
-        attempts.push(record(candidate, null, 'skipped', 'circuit_open', 0));
+        attempts.push(record(log, candidate, null, 'skipped', 'circuit_open', 0));
         continue;
       }
       const adapter = adapters[connection.provider]!;
@@ -137,7 +138,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
         if (!(error instanceof ApiError)) throw error;
         translationError ??= error;
         breaker.release(connection.id);
-        attempts.push(record(candidate, null, 'skipped', 'unsupported_content', 0));
+        attempts.push(record(log, candidate, null, 'skipped', 'unsupported_content', 0));
         continue;
       }
       const target = targetFor(connection);
@@ -159,13 +160,13 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
           breaker.success(connection.id);
-          attempts.push(record(candidate, result.status, 'ok', undefined, latencyMs, result.requestId));
+          attempts.push(record(log, candidate, result.status, 'ok', undefined, latencyMs, result.requestId));
           return { ...result.output, provider: connection.provider, attempts, upstreamMs };
         } catch (caught) {
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
           if (!(caught instanceof VendorError)) throw caught;
-          attempts.push(record(candidate, caught.status, 'failed', REASONS[caught.kind], latencyMs, caught.requestId));
+          attempts.push(record(log, candidate, caught.status, 'failed', REASONS[caught.kind], latencyMs, caught.requestId));
           if (!fallsBack(caught)) {
             breaker.release(connection.id);
             throw final(caught, attempts, upstreamMs);
@@ -193,6 +194,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   }
 
   function record(
+    log: RouterLogger | undefined,
     candidate: Candidate,
     status: number | null,
     outcome: Attempt['outcome'],
@@ -202,13 +204,13 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   ): Attempt {
     const attempt: Attempt = { provider: candidate.connection.provider, status, outcome, latencyMs: Math.round(latencyMs * 100) / 100 };
     if (reason) attempt.reason = reason;
-    if (logger) {
+    if (log) {
       const line = { provider: attempt.provider, connectionId: candidate.connection.id, model: candidate.vendorModel, status, latencyMs: attempt.latencyMs, outcome, reason, vendorRequestId };
       // Successes are summed up in the request's own log line (provider, attempts); a line each
       // would double the logging cost of every call.
-      if (outcome === 'failed') logger.warn(line, 'provider attempt failed');
-      else if (outcome === 'skipped') logger.info(line, 'provider attempt skipped');
-      else logger.debug(line, 'provider attempt ok');
+      if (outcome === 'failed') log.warn(line, 'provider attempt failed');
+      else if (outcome === 'skipped') log.info(line, 'provider attempt skipped');
+      else log.debug(line, 'provider attempt ok');
     }
     return attempt;
   }

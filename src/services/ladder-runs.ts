@@ -7,6 +7,7 @@ import { LadderRunError, runLadder, type RunLimits, type RunResult } from '../la
 import { resolveKnobs } from '../ladders/knobs.js';
 import type { PriceTable } from '../ladders/pricing.js';
 import { candidatesFor, explicitSelection } from '../providers/catalog.js';
+import type { RouterLogger } from '../providers/router.js';
 import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';
 import type { Principal } from './authenticator.js';
 import type { InstanceRow, InstanceService } from './instances.js';
@@ -17,7 +18,7 @@ export type PlatformLimits = Omit<RunLimits, 'maxSpendUsd'> & { defaultMaxSpend:
 export interface LadderRunnerDeps {
   instances: InstanceService;
   connections: { forRouting(accountId: string): Promise<ProviderConnection[]> };
-  route: (request: Parameters<ModelCall>[0], connections: ProviderConnection[], signal?: AbortSignal) => ReturnType<ModelCall>;
+  route: (request: Parameters<ModelCall>[0], connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger) => ReturnType<ModelCall>;
   limits: PlatformLimits;
   prices: PriceTable;
 }
@@ -29,6 +30,8 @@ export interface RunRequest {
   messages: ChatMessage[];
   knobs: unknown;
   signal?: AbortSignal;
+  /** Where provider attempts are logged (the request's logger, to carry its id). */
+  log?: RouterLogger;
   /** Called once the instance row exists, before the first model call. */
   onInstance?: (instance: InstanceRow) => void;
 }
@@ -110,7 +113,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
           model,
           input: instance.input,
           knobs,
-          call: (request, signal) => deps.route(request, connections, signal),
+          call: (request, signal) => deps.route(request, connections, signal, req.log),
           limits: { ...caps, maxSpendUsd: config.executionBudget?.maxSpend ?? defaultMaxSpend },
           prices: deps.prices,
           ...(req.signal ? { signal: req.signal } : {}),

@@ -571,14 +571,16 @@ describe('secrets and the hot path', () => {
     const before = logs.lines.length;
     const { client, key } = await account([openaiConnection(0), openrouterConnection(10)]);
     fakes.openai.script({ kind: 'error', status: 401, message: `Incorrect API key provided: ${KEYS.openai.slice(0, 6)}…` });
-    await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello });
+    const { response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).withResponse();
     fakes.openrouter.script({ kind: 'error', status: 400, message: 'bad' });
     await apiError(client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }));
     await new Promise((resolve) => setTimeout(resolve, 50));
 
     const text = logs.lines.slice(before).join('\n');
     expect(text).toContain('"provider":"openai"');
-    expect(text).toContain('provider attempt failed');
+    // The failed attempt's line carries the id of the request it belongs to.
+    const failedLine = logs.lines.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'provider attempt failed');
+    expect(failedLine).toMatchObject({ request_id: response.headers.get('x-request-id'), provider: 'openai', status: 401 });
     // The answering attempt is summed up in the request line.
     expect(text).toMatch(/"provider":"openrouter","attempts":"openai;status=401;reason=[a-z_]+, openrouter;status=200"/);
     expect(text).toContain('"path":"/v1/chat/completions"');

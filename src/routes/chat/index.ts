@@ -29,6 +29,7 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
         request.principal.accountId,
         { model, messages: messages.map(({ role, content }) => ({ role, content })), temperature, max_tokens },
         abort.signal,
+        request.log,
       );
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
       return chatCompletion(`ldr-chat-${randomUUID()}`, model, result.content, result.finishReason, result.usage);

@@ -39,6 +39,7 @@ const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       messages: messages.map(({ role, content }) => ({ role, content })),
       knobs,
       signal: abort.signal,
+      log: request.log,
       onInstance: (created) => void reply.header('x-ladder-instance', created.id),
     });
     return chatCompletion(`ldr-${instance.id}`, `${author}/${slug}`, result.answer, 'stop', result.usage);
