@@ -39,7 +39,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
   }
   await fastify.register(app, { config, ...(options.database ? { database: options.database } : {}) });
-  await fastify.listen({ port: config.port, host: config.host });
+  await fastify.listen({
+    port: config.port,
+    host: config.host,
+    // Fastify cannot tell that our server factory speaks TLS; say it right in its own log line.
+    listenTextResolver: (address) => `Server listening at ${tls ? address.replace(/^http:/, 'https:') : address}`,
+  });
 
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -89,7 +94,6 @@ async function main(): Promise<void> {
   // Asynchronous writes keep logging off the request path; the buffer is flushed on exit.
   const logs = pino.destination({ dest: 1, sync: false });
   const server = await startServer(config, { logStream: logs });
-  server.app.log.info({ url: server.url, database: server.app.database.kind }, `listening on ${server.url}`);
   closeOnSignals(server, config, logs);
 }
 

@@ -151,7 +151,7 @@ describe('the process', () => {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 60_000);
       child.stdout.on('data', () => {
-        if (output.includes('listening on https://')) {
+        if (output.includes('Server listening at https://')) {
           clearTimeout(timer);
           resolve();
         }
