@@ -52,32 +52,42 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   return { app: fastify, url: `${tls ? 'https' : 'http'}://${host}:${port}`, close: () => fastify.close() };
 }
 
-/** Stop accepting, let in-flight requests finish within the bound, then close the database. */
-function closeOnSignals(server: RunningServer, config: Config, logs: ReturnType<typeof pino.destination>): void {
-  let closing = false;
+/**
+ * On SIGTERM/SIGINT: stop accepting, let in-flight requests finish within the bound, then
+ * close the database. Listening starts before this resolves, so the handlers go in first:
+ * a signal that arrives during start-up shuts down as soon as the server is up.
+ */
+async function serveUntilSignalled(config: Config, logs: ReturnType<typeof pino.destination>): Promise<void> {
+  let server: RunningServer | null = null;
+  let signalled: string | null = null;
   const exit = (code: number) => {
     logs.flushSync();
     process.exit(code);
   };
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    server.app.log.info({ signal }, 'shutting down');
+  const shutdown = (running: RunningServer, signal: string) => {
+    running.app.log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
-      server.app.log.warn({ timeout_ms: config.shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing them');
-      server.app.server.closeAllConnections();
+      running.app.log.warn({ timeout_ms: config.shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing them');
+      running.app.server.closeAllConnections();
     }, config.shutdownTimeoutMs);
     force.unref();
-    server.close().then(
+    running.close().then(
       () => exit(0),
       (err: unknown) => {
-        server.app.log.error({ err }, 'shutdown failed');
+        running.app.log.error({ err }, 'shutdown failed');
         exit(1);
       },
     );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  const onSignal = (signal: string) => {
+    if (signalled) return;
+    signalled = signal;
+    if (server) shutdown(server, signal);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  server = await startServer(config, { logStream: logs });
+  if (signalled) shutdown(server, signalled);
 }
 
 async function main(): Promise<void> {
@@ -92,9 +102,7 @@ async function main(): Promise<void> {
     throw error;
   }
   // Asynchronous writes keep logging off the request path; the buffer is flushed on exit.
-  const logs = pino.destination({ dest: 1, sync: false });
-  const server = await startServer(config, { logStream: logs });
-  closeOnSignals(server, config, logs);
+  await serveUntilSignalled(config, pino.destination({ dest: 1, sync: false }));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
