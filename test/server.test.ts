@@ -74,6 +74,24 @@ describe('HTTPS server on the embedded database', () => {
     });
   });
 
+  it('survives clients that reset the connection at any point', async () => {
+    const resetAfter = (bytes: Buffer | string | null) =>
+      new Promise<void>((resolve) => {
+        const socket = net.connect(portOf(server), '127.0.0.1', () => {
+          if (bytes !== null) socket.write(bytes);
+          setTimeout(() => socket.resetAndDestroy(), 20);
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => resolve());
+      });
+    await resetAfter(null);
+    await resetAfter('GET /healthz HT');
+    await resetAfter(Buffer.from([0x16, 0x03, 0x01, 0x00]));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const res = await httpsRequest(`${server.url}/healthz`, { ca });
+    expect(res.status).toBe(200);
+  });
+
   it('never processes a plain-HTTP request, even a well-formed admin call', async () => {
     const payload = JSON.stringify({ username: 'plainhttp' });
     const answer = await rawExchange(

@@ -41,6 +41,9 @@ export function createHttpsOnlyServer(
   const tlsListeners = server.listeners('connection') as Array<(socket: Socket) => void>;
   server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {
+    // A client that resets the connection must never take the process down with it: the raw
+    // socket gets no error listener from anyone else before (or, for TLS, after) the hand-over.
+    socket.on('error', () => socket.destroy());
     socket.setTimeout(FIRST_BYTE_TIMEOUT_MS, () => socket.destroy());
     socket.once('data', (chunk: Buffer) => {
       socket.setTimeout(0);
