@@ -53,8 +53,23 @@ export function writeClientError(error: NodeJS.ErrnoException, socket: Duplex): 
   );
 }
 
+// PostgreSQL refuses NUL in text (22021) and \u0000 in jsonb (22P05); that is the input's fault.
+const NUL_REFUSED = new Set(['22021', '22P05']);
+
+/** The SQLSTATE of a database error, wherever a driver or drizzle wrapped it. */
+function sqlState(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
 export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
+  if (NUL_REFUSED.has(sqlState(error) ?? '')) {
+    return invalidRequest('invalid_characters', 'Text in the request contains the NUL character (\\u0000), which cannot be stored.');
+  }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? "body");
   const mapped = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
