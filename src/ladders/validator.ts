@@ -21,7 +21,8 @@ export const MAX_NESTING = 32;
  */
 export function validateConfig(input: unknown, limits: Partial<ValidationLimits> = {}): ValidationResult {
   if (!isRecord(input)) return { valid: false, errors: ['config: must be an object'] };
-  if (nestedDeeperThan(input, MAX_NESTING)) return { valid: false, errors: [`config: is nested more than ${MAX_NESTING} levels deep`] };
+  const unstorable = structuralProblem(input, MAX_NESTING);
+  if (unstorable) return { valid: false, errors: [`config: ${unstorable}`] };
   const schema = new Issues();
   validateSchema(input, schema);
   const meaning = new Issues();
@@ -31,14 +32,25 @@ export function validateConfig(input: unknown, limits: Partial<ValidationLimits>
   return { valid: true, errors: [], config: structuredClone(input) as unknown as LadderConfig };
 }
 
-/** Iterative, so that an absurdly deep document cannot exhaust the stack while being measured. */
-function nestedDeeperThan(root: unknown, limit: number): boolean {
+// An unpaired UTF-16 surrogate: JSON can carry one, but no database can store it as text.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * What would make a config impossible to walk or to store, checked before anything else:
+ * absurd nesting, or text that is not valid Unicode. Iterative, so that an absurdly deep
+ * document cannot exhaust the stack while being measured.
+ */
+function structuralProblem(root: unknown, limit: number): string | null {
   const stack: Array<[unknown, number]> = [[root, 0]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return 'contains text that is not valid Unicode (an unpaired surrogate)';
+      continue;
+    }
     if (typeof value !== 'object' || value === null) continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+    if (depth > limit) return `is nested more than ${limit} levels deep`;
+    for (const [key, child] of Object.entries(value)) stack.push([key, depth + 1], [child, depth + 1]);
   }
-  return false;
+  return null;
 }

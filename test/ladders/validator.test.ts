@@ -28,6 +28,13 @@ describe('the config as a whole', () => {
     expect(validateConfig(deep)).toEqual({ valid: false, errors: ['config: is nested more than 32 levels deep'] });
   });
 
+  it('refuses text that is not valid Unicode, in values and in keys', () => {
+    const unpaired = { valid: false, errors: ['config: contains text that is not valid Unicode (an unpaired surrogate)'] };
+    expect(validateConfig({ ...minimalLadder, name: 'a\ud800b' })).toEqual(unpaired);
+    expect(validateConfig({ ...minimalLadder, knobs: { ['k\udc00']: {} } })).toEqual(unpaired);
+    expect(validateConfig({ ...minimalLadder, name: 'emoji 😀 is fine' }).valid).toBe(true);
+  });
+
   it('accepts a timeline nested within the bound', () => {
     let timeline: unknown = 'leaf';
     for (let i = 0; i < 25; i++) timeline = { a: timeline };
