@@ -1,5 +1,6 @@
 // Entry point of ladder config validation (POST /v1/validate, and before every save and run).
 // Both phases always run and report everything; see docs/ladder-language.md, "Validation".
+import { wellFormedText } from '../unicode.js';
 import type { LadderConfig } from './config.js';
 import { type ValidationLimits, validateMeaning } from './validate-meaning.js';
 import { validateSchema } from './validate-schema.js';
@@ -32,8 +33,6 @@ export function validateConfig(input: unknown, limits: Partial<ValidationLimits>
   return { valid: true, errors: [], config: structuredClone(input) as unknown as LadderConfig };
 }
 
-// An unpaired UTF-16 surrogate: JSON can carry one, but no database can store it as text.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * What would make a config impossible to walk or to store, checked before anything else:
@@ -45,7 +44,7 @@ function structuralProblem(root: unknown, limit: number): string | null {
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
     if (typeof value === 'string') {
-      if (LONE_SURROGATE.test(value)) return 'contains text that is not valid Unicode (an unpaired surrogate)';
+      if (wellFormedText(value) !== value) return 'contains text that is not valid Unicode (an unpaired surrogate)';
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;

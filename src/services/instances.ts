@@ -4,6 +4,7 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { instances, type InstanceStatus } from '../db/schema.js';
+import { wellFormedJson } from '../unicode.js';
 import type { ApiError } from '../errors.js';
 import type { StepTrace } from '../ladders/run-types.js';
 import type { Usage } from '../providers/types.js';
@@ -57,7 +58,7 @@ export function createInstanceService(db: Db) {
         usage: outcome.usage,
         spendUsd: outcome.spendUsd,
         modelCalls: outcome.modelCalls,
-        trace: outcome.trace as unknown[],
+        trace: wellFormedJson(outcome.trace) as unknown[],
         finishedAt: new Date(),
         claimedBy: null,
         leaseExpiresAt: null,
@@ -65,7 +66,7 @@ export function createInstanceService(db: Db) {
       const values =
         outcome.status === 'succeeded'
           ? { ...record, answer: outcome.answer, error: null }
-          : { ...record, answer: null, error: errorRecord(outcome.error) };
+          : { ...record, answer: null, error: wellFormedJson(errorRecord(outcome.error)) };
       const updated = await db
         .update(instances)
         .set(values)

@@ -207,4 +207,15 @@ describe('refused and failed ladder runs', () => {
       await capped.close();
     }
   });
+
+  it('stores a run whose vendor answered text that is not valid Unicode, with U+FFFD in its place', async () => {
+    await saveLadder(h, user, 'odd', minimalLadder);
+    h.fake.script({ kind: 'reply', content: 'half \ud800 a pair' }, { kind: 'reply', content: 'final \udc00' });
+    const res = await runLadder(h, user, 'odd', ask('x'));
+    expect(res.statusCode, res.body).toBe(200);
+    const row = await instanceRow(h, res.headers['x-ladder-instance'] as string);
+    expect(row.status).toBe('succeeded');
+    expect(row.answer).toBe('final \ufffd');
+    expect(row.trace!.map((s) => s.nodes[0]!.output)).toEqual(['half \ufffd a pair', 'final \ufffd']);
+  });
 });

@@ -1,0 +1,18 @@
+// JSON may carry unpaired UTF-16 surrogates, but PostgreSQL cannot store them in jsonb (and
+// turns them into U+FFFD in text). Text that reaches us from vendors is made well-formed the
+// same way before it is stored, so that one odd character cannot fail a write.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+export function wellFormedText(text: string): string {
+  return text.replace(LONE_SURROGATE, '\ufffd');
+}
+
+/** A copy of a JSON value with every string, keys included, made well-formed. */
+export function wellFormedJson<T>(value: T): T {
+  if (typeof value === 'string') return wellFormedText(value) as T;
+  if (Array.isArray(value)) return value.map(wellFormedJson) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [wellFormedText(k), wellFormedJson(v)])) as T;
+  }
+  return value;
+}
