@@ -40,21 +40,25 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
  * the order the checks produced them in.
  */
 export function inDocumentOrder(document: unknown, issues: readonly Issue[]): string[] {
+  // Mapping the document costs more than validating it; a clean config skips it.
+  if (issues.length === 0) return [];
   const spans = new Map<string, { start: number; end: number }>();
   let counter = 0;
-  const visit = (value: unknown, path: Path): void => {
+  // Paths are keyed incrementally (no array copies), which keeps large documents linear.
+  const visit = (value: unknown, key: string): void => {
     const start = counter++;
-    if (Array.isArray(value)) value.forEach((item, index) => visit(item, [...path, index]));
-    else if (isRecord(value)) for (const [key, item] of Object.entries(value)) visit(item, [...path, key]);
-    spans.set(JSON.stringify(path), { start, end: counter });
+    if (Array.isArray(value)) value.forEach((item, index) => visit(item, `${key}/${index}`));
+    else if (isRecord(value)) for (const [name, item] of Object.entries(value)) visit(item, `${key}/${JSON.stringify(name)}`);
+    spans.set(key, { start, end: counter });
   };
-  visit(document, []);
+  visit(document, '');
+  const keyOf = (path: Path) => path.map((s) => (typeof s === 'number' ? `/${s}` : `/${JSON.stringify(s)}`)).join('');
 
   const rank = (path: Path): number => {
-    const exact = spans.get(JSON.stringify(path));
+    const exact = spans.get(keyOf(path));
     if (exact) return exact.start;
     for (let length = path.length - 1; length >= 0; length--) {
-      const ancestor = spans.get(JSON.stringify(path.slice(0, length)));
+      const ancestor = spans.get(keyOf(path.slice(0, length)));
       if (ancestor) return ancestor.end - 0.5;
     }
     return Number.MAX_SAFE_INTEGER;
