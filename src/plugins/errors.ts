@@ -5,12 +5,19 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, internalError, invalidRequest } from '../errors.js';
+import { RESERVED_USERNAMES } from '../schemas/common.js';
 import { validationError } from './validation-errors.js';
 
 interface RoutePattern {
   methods: Set<string>;
   regex: RegExp;
+  /** No parameters: a path it matches is that route's own, whatever parametric routes say. */
+  fixed: boolean;
 }
+
+/** A reserved word in the `{author}` place is a fixed path of ours, never a ladder's author. */
+const AUTHOR_PARAM = ':author';
+const isAuthorMatch = (match: RegExpExecArray) => match.groups?.author === undefined || !RESERVED_USERNAMES.has(match.groups.author);
 
 const FASTIFY_CODES: Record<string, (e: FastifyError) => ApiError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
@@ -71,7 +78,7 @@ export function toApiError(error: FastifyError | Error): ApiError {
     return invalidRequest('invalid_characters', 'Text in the request contains the NUL character (\\u0000), which cannot be stored.');
   }
   const fastifyError = error as FastifyError;
-  if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? "body");
+  if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
   const mapped = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
   if (mapped) return mapped(fastifyError);
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) return FASTIFY_CODES.FST_ERR_CTP_INVALID_JSON_BODY!(fastifyError);
@@ -84,8 +91,12 @@ async function errorsPlugin(app: FastifyInstance) {
   const routes: RoutePattern[] = [];
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat().filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
-    const source = route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]\w*/g, '[^/]+').replace(/\*/g, '.*');
-    routes.push({ methods: new Set(methods), regex: new RegExp(`^${source}/?$`) });
+    const source = route.url
+      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+      .replace(AUTHOR_PARAM, '(?<author>[^/]+)')
+      .replace(/:[A-Za-z_]\w*/g, '[^/]+')
+      .replace(/\*/g, '.*');
+    routes.push({ methods: new Set(methods), regex: new RegExp(`^${source}/?$`), fixed: !/[:*]/.test(route.url) });
   });
 
   // While shutting down, requests that still arrive on open connections get a retryable 503.
@@ -111,7 +122,12 @@ async function errorsPlugin(app: FastifyInstance) {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const allowed = new Set(routes.filter((r) => r.regex.test(path)).flatMap((r) => [...r.methods]));
+    const matching = routes.filter((r) => {
+      const match = r.regex.exec(path);
+      return match !== null && isAuthorMatch(match);
+    });
+    const owners = matching.some((r) => r.fixed) ? matching.filter((r) => r.fixed) : matching;
+    const allowed = new Set(owners.flatMap((r) => [...r.methods]));
     const error =
       allowed.size > 0
         ? new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${[...allowed].join(' or ')}.`, null, {

@@ -5,14 +5,9 @@ import type { Db } from '../db/client.js';
 import { accounts, apiKeys } from '../db/schema.js';
 import { generateApiKey } from '../crypto/api-keys.js';
 import { ApiError, conflict, invalidRequest, notFound } from '../errors.js';
-import { SLUG_PATTERN, USERNAME_PATTERN } from '../schemas/common.js';
+import { RESERVED_USERNAMES, SLUG_PATTERN, USERNAME_PATTERN } from '../schemas/common.js';
 import type { LadderAccess } from './ladder-access.js';
 
-// Usernames that would shadow a fixed path under /v1 (`/v1/{author}` is a ladder listing).
-const RESERVED_USERNAMES = new Set([
-  'admin', 'api', 'chat', 'completions', 'docs', 'embeddings', 'healthz', 'instances', 'models',
-  'openapi', 'pipelines', 'providers', 'readyz', 'validate', 'v1',
-]);
 
 const USERNAME_RE = new RegExp(USERNAME_PATTERN);
 const ACCESS_ENTRY_RE = new RegExp(`^${USERNAME_PATTERN.slice(1, -1)}/(?:\\*|${SLUG_PATTERN.slice(1, -1)})$`);

@@ -19,7 +19,10 @@ describe('error envelope', () => {
 
   const cases: Array<[string, InjectOptions, ReturnType<typeof envelope>]> = [
     ['unknown route', { method: 'GET', url: '/v1/nothing/here/at/all' }, envelope(404, 'unknown_route', 'Unknown request URL: GET /v1/nothing/here/at/all.')],
-    ['wrong method', { method: 'POST', url: '/healthz' }, envelope(405, 'method_not_allowed', 'POST is not allowed on /healthz; use GET.')],
+    ['wrong method', { method: 'POST', url: '/v1/providers/catalog' }, envelope(405, 'method_not_allowed', 'POST is not allowed on /v1/providers/catalog; use GET.')],
+    // A fixed word of ours in the {author} place is not a ladder path: no ladder methods are offered.
+    ['a fixed path that does not exist', { method: 'POST', url: '/v1/pipelines/nothing' }, envelope(404, 'unknown_route', 'Unknown request URL: POST /v1/pipelines/nothing.')],
+    ['a ladder path with a wrong method', { method: 'POST', url: '/v1/alice/summarise' }, envelope(405, 'method_not_allowed', 'POST is not allowed on /v1/alice/summarise; use PUT or GET or DELETE.')],
     [
       'malformed JSON',
       { method: 'POST', url: '/v1/admin/accounts', headers: { ...adminHeaders, 'content-type': 'application/json' }, payload: '{"username": ' },
