@@ -34,6 +34,7 @@ type Row = typeof providerConnections.$inferSelect;
 /** Auto-assigned priorities leave room to slot a connection in between later. */
 const PRIORITY_STEP = 10;
 const MAX_PRIORITY = 1000;
+const MAX_CACHED_ACCOUNTS = 50_000;
 
 export interface ConnectionServiceOptions {
   allowPrivateEndpoints: boolean;
@@ -135,7 +136,11 @@ export function createConnectionService(db: Db, box: SecretBox, options: Connect
         endpoint: row.endpoint,
         createdAt: row.createdAt,
       }));
-      if (options.cacheTtlMs > 0) cache.set(accountId, { connections, expiresAt: Date.now() + options.cacheTtlMs });
+      if (options.cacheTtlMs > 0) {
+        // Bounded like the API-key cache: emptied when full, refilled by the accounts in use.
+        if (cache.size >= MAX_CACHED_ACCOUNTS) cache.clear();
+        cache.set(accountId, { connections, expiresAt: Date.now() + options.cacheTtlMs });
+      }
       return connections;
     },
 
