@@ -5,19 +5,8 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, internalError, invalidRequest } from '../errors.js';
-import { RESERVED_USERNAMES } from '../schemas/common.js';
+import { createRouteIndex } from './route-index.js';
 import { validationError } from './validation-errors.js';
-
-interface RoutePattern {
-  methods: Set<string>;
-  regex: RegExp;
-  /** No parameters: a path it matches is that route's own, whatever parametric routes say. */
-  fixed: boolean;
-}
-
-/** A reserved word in the `{author}` place is a fixed path of ours, never a ladder's author. */
-const AUTHOR_PARAM = ':author';
-const isAuthorMatch = (match: RegExpExecArray) => match.groups?.author === undefined || !RESERVED_USERNAMES.has(match.groups.author);
 
 const FASTIFY_CODES: Record<string, (e: FastifyError) => ApiError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
@@ -88,16 +77,8 @@ export function toApiError(error: FastifyError | Error): ApiError {
 }
 
 async function errorsPlugin(app: FastifyInstance) {
-  const routes: RoutePattern[] = [];
-  app.addHook('onRoute', (route) => {
-    const methods = [route.method].flat().filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
-    const source = route.url
-      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
-      .replace(AUTHOR_PARAM, '(?<author>[^/]+)')
-      .replace(/:[A-Za-z_]\w*/g, '[^/]+')
-      .replace(/\*/g, '.*');
-    routes.push({ methods: new Set(methods), regex: new RegExp(`^${source}/?$`), fixed: !/[:*]/.test(route.url) });
-  });
+  const routes = createRouteIndex();
+  app.addHook('onRoute', (route) => routes.add(route.url, route.method));
 
   // While shutting down, requests that still arrive on open connections get a retryable 503.
   let closing = false;
@@ -122,16 +103,11 @@ async function errorsPlugin(app: FastifyInstance) {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const matching = routes.filter((r) => {
-      const match = r.regex.exec(path);
-      return match !== null && isAuthorMatch(match);
-    });
-    const owners = matching.some((r) => r.fixed) ? matching.filter((r) => r.fixed) : matching;
-    const allowed = new Set(owners.flatMap((r) => [...r.methods]));
+    const allowed = routes.allowedMethods(path);
     const error =
-      allowed.size > 0
-        ? new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${[...allowed].join(' or ')}.`, null, {
-            allow: [...allowed].join(', '),
+      allowed.length > 0
+        ? new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`, null, {
+            allow: allowed.join(', '),
           })
         : new ApiError(404, 'invalid_request_error', 'unknown_route', `Unknown request URL: ${request.method} ${path}.`);
     void reply.code(error.statusCode).headers(error.headers).send(error.toBody());
