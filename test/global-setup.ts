@@ -18,7 +18,9 @@ declare module 'vitest' {
   }
 }
 
-export const POSTGRES_TEMPLATE = 'ladder_test_template';
+// One template per test run, so that runs sharing a server (two checkouts, CI's two
+// Node versions) never drop each other's template; teardown removes it.
+const POSTGRES_TEMPLATE = `ladder_tpl_${process.pid}_${Date.now().toString(36)}`;
 
 function migrationsDigest(folder: string): string {
   const hash = createHash('sha256');
@@ -43,15 +45,18 @@ async function pgliteSnapshot(): Promise<string> {
   return file;
 }
 
-async function postgresTemplate(url: string): Promise<string> {
+async function withAdmin(url: string, sql: string): Promise<void> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    await admin.query(`drop database if exists ${POSTGRES_TEMPLATE} with (force)`);
-    await admin.query(`create database ${POSTGRES_TEMPLATE}`);
+    await admin.query(sql);
   } finally {
     await admin.end();
   }
+}
+
+async function postgresTemplate(url: string): Promise<string> {
+  await withAdmin(url, `create database ${POSTGRES_TEMPLATE}`);
   const templateUrl = new URL(url);
   templateUrl.pathname = `/${POSTGRES_TEMPLATE}`;
   const client = new pg.Client({ connectionString: templateUrl.toString() });
@@ -70,4 +75,7 @@ export default async function setup(project: TestProject) {
   project.provide('pgliteSnapshotFile', await pgliteSnapshot());
   const url = process.env.TEST_DATABASE_URL;
   project.provide('postgresTemplate', url ? await postgresTemplate(url) : null);
+  return async () => {
+    if (url) await withAdmin(url, `drop database if exists ${POSTGRES_TEMPLATE} with (force)`);
+  };
 }
