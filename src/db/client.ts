@@ -13,6 +13,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import * as schema from './schema.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
+import { listenPostgres, type NotificationHandler } from './notifications.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -23,6 +24,11 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * Calls `handler` for each `pg_notify(channel, payload)` committed by any process on this
+   * database (only this process, for the embedded one). Resolves with an unsubscribe function.
+   */
+  listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -65,6 +71,7 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
     kind: 'postgres',
     query: async <Row>(text: string, params?: unknown[]) => (await pool.query(text, params)).rows as Row[],
     ping: async () => void (await pool.query('select 1')),
+    listen: (channel, handler) => listenPostgres(url, channel, handler),
     close: () => pool.end(),
     migrate: async () => {
       const client = await pool.connect();
@@ -102,6 +109,7 @@ async function openPglite(dataDir: string | null, snapshot?: Blob): Promise<Data
     kind: 'pglite',
     query: async <Row>(text: string, params?: unknown[]) => (await client.query<Row>(text, params)).rows,
     ping: async () => void (await client.query('select 1')),
+    listen: (channel, handler) => client.listen(channel, handler),
     close: async () => {
       await client.close();
       unlock();

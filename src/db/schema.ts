@@ -100,10 +100,12 @@ export const ladderVersions = pgTable(
   (t) => [primaryKey({ columns: [t.ladderId, t.version] })],
 );
 
-export type InstanceStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type InstanceStatus = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled';
 
 // One row per ladder run, synchronous or background. Background workers claim `pending`
 // rows (FOR UPDATE SKIP LOCKED) and hold a lease, so many processes can share one database.
+// Every claim bumps `fence`; a process writes for the run only while the row still carries
+// the fence it claimed with, so a holder that lost its lease can no longer change anything.
 export const instances = pgTable(
   'instances',
   {
@@ -132,9 +134,58 @@ export const instances = pgTable(
     finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
     claimedBy: text('claimed_by'),
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, mode: 'date' }),
+    /** How many times a process has started (or resumed) the run. */
+    attempts: integer('attempts').notNull().default(0),
+    fence: integer('fence').notNull().default(0),
+    cancelRequestedAt: timestamp('cancel_requested_at', { withTimezone: true, mode: 'date' }),
+    /** The caller's Idempotency-Key for a background start, and a hash of the body it came with. */
+    idempotencyKey: text('idempotency_key'),
+    requestHash: text('request_hash'),
+    stepsTotal: integer('steps_total').notNull().default(0),
+    stepsCompleted: integer('steps_completed').notNull().default(0),
   },
   (t) => [
     index('instances_status_created_idx').on(t.status, t.createdAt),
-    index('instances_account_created_idx').on(t.accountId, t.createdAt),
+    index('instances_account_created_idx').on(t.accountId, t.createdAt, t.id),
+    index('instances_status_lease_idx').on(t.status, t.leaseExpiresAt),
+    index('instances_finished_idx').on(t.finishedAt),
+    uniqueIndex('instances_account_idempotency_idx')
+      .on(t.accountId, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} is not null`),
   ],
+);
+
+// Checkpoints: one row per finished model call of a run, keyed by its place in the run
+// (recursion lineage, pass, step, node), so a run resumed elsewhere never pays for it twice.
+export const instanceCalls = pgTable(
+  'instance_calls',
+  {
+    instanceId: uuid('instance_id')
+      .notNull()
+      .references(() => instances.id, { onDelete: 'cascade' }),
+    callKey: text('call_key').notNull(),
+    output: text('output').notNull(),
+    usage: jsonb('usage').$type<{ prompt_tokens: number; completion_tokens: number; total_tokens: number }>().notNull(),
+    costUsd: doublePrecision('cost_usd').notNull(),
+    provider: text('provider'),
+    latencyMs: integer('latency_ms').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.instanceId, t.callKey] })],
+);
+
+// What happened in a run, in order: the source of the live event stream, whichever process
+// runs the instance. `seq` counts from 1 per instance.
+export const instanceEvents = pgTable(
+  'instance_events',
+  {
+    instanceId: uuid('instance_id')
+      .notNull()
+      .references(() => instances.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    type: text('type').notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.instanceId, t.seq] })],
 );

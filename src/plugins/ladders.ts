@@ -6,12 +6,14 @@ import { createPriceTable } from '../ladders/pricing.js';
 import { createInstanceService, type InstanceService } from '../services/instances.js';
 import { createLadderRunner, type LadderRunner } from '../services/ladder-runs.js';
 import { createLadderService, type LadderService } from '../services/ladders.js';
+import { createRunNotices, type RunNotices } from '../services/run-notices.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     ladders: LadderService;
     instances: InstanceService;
     ladderRunner: LadderRunner;
+    runNotices: RunNotices;
   }
 }
 
@@ -20,6 +22,7 @@ async function laddersPlugin(app: FastifyInstance) {
   const instances = createInstanceService(app.db);
   app.decorate('ladders', createLadderService(app.db));
   app.decorate('instances', instances);
+  app.decorate('runNotices', createRunNotices(app.database));
   app.decorate(
     'ladderRunner',
     createLadderRunner({

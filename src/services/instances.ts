@@ -33,7 +33,7 @@ export interface RunRecord {
 }
 
 export type RunOutcome =
-  | ({ status: 'succeeded'; answer: string } & RunRecord)
+  | ({ status: 'completed'; answer: string } & RunRecord)
   | ({ status: 'failed' | 'cancelled'; error: ApiError } & RunRecord);
 
 // A finished row is final: a late second finish (say, after a lease was lost) changes nothing.
@@ -64,7 +64,7 @@ export function createInstanceService(db: Db) {
         leaseExpiresAt: null,
       };
       const values =
-        outcome.status === 'succeeded'
+        outcome.status === 'completed'
           ? { ...record, answer: outcome.answer, error: null }
           : { ...record, answer: null, error: wellFormedJson(errorRecord(outcome.error)) };
       const updated = await db

@@ -23,12 +23,29 @@ export interface LadderRunnerDeps {
   prices: PriceTable;
 }
 
-export interface RunRequest {
+/** What a caller asks to run, before any check. */
+export interface RunInput {
   principal: Principal;
   ladder: VisibleLadder;
   model: string;
   messages: ChatMessage[];
   knobs: unknown;
+}
+
+/** A run request that passed every check, ready to be recorded and executed. */
+export interface PreparedRun {
+  principal: Principal;
+  ladder: VisibleLadder;
+  model: string;
+  /** The ladder's input.context. */
+  input: string;
+  /** Effective knob values: defaults applied, clamped and rounded. */
+  knobs: Record<string, number>;
+  /** The caller's connections the ladder's allowedTargets let the run use, in routing order. */
+  connections: ProviderConnection[];
+}
+
+export interface RunRequest extends RunInput {
   signal?: AbortSignal;
   /** Where provider attempts are logged (the request's logger, to carry its id). */
   log?: RouterLogger;
@@ -81,18 +98,30 @@ export function connectionsForTargets(
 const modelNotAllowed = (message: string) => invalidRequest('model_not_allowed', message, 'model');
 
 export function createLadderRunner(deps: LadderRunnerDeps) {
+  /**
+   * Every check a run request gets before anything is recorded: knobs, allowedTargets against
+   * the caller's connections. Throws the error the caller should see.
+   */
+  async function prepare(req: RunInput): Promise<PreparedRun> {
+    const { principal, ladder, model } = req;
+    const config: LadderConfig = ladder.config;
+    const knobs = resolveKnobs(config, req.knobs);
+    const ladderName = `${ladder.author}/${ladder.row.slug}`;
+    const connections = connectionsForTargets(allowedTargetsOf(config), model, await deps.connections.forRouting(principal.accountId), ladderName);
+    return { principal, ladder, model, input: lastUserText(req.messages), knobs, connections };
+  }
+
   return {
+    prepare,
+
     /**
      * Checks the request, records the instance, runs the ladder and records the outcome.
      * Resolves with the instance and the result; a failed run rejects with its LadderRunError
      * after the row has been finished.
      */
     async runSync(req: RunRequest): Promise<{ instance: InstanceRow; result: RunResult }> {
-      const { principal, ladder, model } = req;
+      const { principal, ladder, model, knobs, connections, input } = await prepare(req);
       const config: LadderConfig = ladder.config;
-      const ladderName = `${ladder.author}/${ladder.row.slug}`;
-      const knobs = resolveKnobs(config, req.knobs);
-      const connections = connectionsForTargets(allowedTargetsOf(config), model, await deps.connections.forRouting(principal.accountId), ladderName);
       const instance = await deps.instances.create({
         ladderId: ladder.row.id,
         ladderVersion: ladder.row.currentVersion,
@@ -102,7 +131,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
         apiKeyId: principal.apiKeyId,
         mode: 'sync',
         model,
-        input: lastUserText(req.messages),
+        input,
         knobs,
       });
       req.onInstance?.(instance);
@@ -118,7 +147,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
           prices: deps.prices,
           ...(req.signal ? { signal: req.signal } : {}),
         });
-        await deps.instances.finish(instance.id, { status: 'succeeded', ...result });
+        await deps.instances.finish(instance.id, { status: 'completed', ...result });
         return { instance, result };
       } catch (error) {
         // runLadder only throws LadderRunErrors; anything else is a bug and fails the row as internal.

@@ -65,7 +65,7 @@ describe('running the published examples', () => {
       model: MODEL,
       input: 'What is 2+2?',
       knobs: {},
-      status: 'succeeded',
+      status: 'completed',
       answer: echo(p2),
       error: null,
       usage,
@@ -124,7 +124,7 @@ describe('running the published examples', () => {
     expect(res.json().usage).toEqual(usage);
 
     const row = await instanceRow(h, res.headers['x-ladder-instance'] as string);
-    expect(row).toMatchObject({ status: 'succeeded', knobs: { thoughts: 3 }, usage, model_calls: 7 });
+    expect(row).toMatchObject({ status: 'completed', knobs: { thoughts: 3 }, usage, model_calls: 7 });
     expect(row.trace!.map((s) => [s.stepId, s.nodes.map((n) => n.survived)])).toEqual([
       ['think', [true, true, true]],
       ['judge', [true, false, true]],
@@ -169,7 +169,7 @@ describe('running the published examples', () => {
     expect(res.json().usage).toEqual(usage);
     expect(res.json().choices[0].message.content).toBe(echo(prompts[19]!));
     const row = await instanceRow(h, res.headers['x-ladder-instance'] as string);
-    expect(row).toMatchObject({ status: 'succeeded', knobs: { passes: 2, depth: 1 }, usage, model_calls: 20, answer: echo(prompts[19]!) });
+    expect(row).toMatchObject({ status: 'completed', knobs: { passes: 2, depth: 1 }, usage, model_calls: 20, answer: echo(prompts[19]!) });
     expect(row.spend_usd).toBeCloseTo(spendUsd, 15);
     expect(row.trace!.map((s) => `${s.pass}/${s.depth}/${s.stepId}`)).toEqual([
       '1/0/draft', '1/0/deepen', '1/1/draft', '1/1/deepen', '1/1/critique', '1/1/polish', '1/0/critique', '1/0/polish',

@@ -214,7 +214,7 @@ describe('refused and failed ladder runs', () => {
     const res = await runLadder(h, user, 'odd', ask('x'));
     expect(res.statusCode, res.body).toBe(200);
     const row = await instanceRow(h, res.headers['x-ladder-instance'] as string);
-    expect(row.status).toBe('succeeded');
+    expect(row.status).toBe('completed');
     expect(row.answer).toBe('final \ufffd');
     expect(row.trace!.map((s) => s.nodes[0]!.output)).toEqual(['half \ufffd a pair', 'final \ufffd']);
   });
