@@ -10,6 +10,9 @@ type Row = typeof instances.$inferSelect;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Whether `id` can name an instance at all (the column is a uuid; anything else would be a database error). */
+export const isInstanceId = (id: string) => UUID_RE.test(id);
+
 /** An Idempotency-Key is remembered for 24 hours; rows older than this no longer hold theirs. */
 export const idempotencyCutoff = () => sql`now() - interval '24 hours'`;
 
@@ -48,14 +51,14 @@ const position = sql<string>`to_char(${instances.createdAt} at time zone 'UTC', 
 export function createInstanceReads(db: Db) {
   return {
     async get(id: string): Promise<Row | null> {
-      if (!UUID_RE.test(id)) return null;
+      if (!isInstanceId(id)) return null;
       const [row] = await db.select().from(instances).where(eq(instances.id, id));
       return row ?? null;
     },
 
     /** The instance if `accountId` owns it; null for anyone else's, an unknown or a malformed id alike. */
     async getOwned(accountId: string, id: string): Promise<Row | null> {
-      if (!UUID_RE.test(id)) return null;
+      if (!isInstanceId(id)) return null;
       const [row] = await db.select().from(instances).where(and(eq(instances.id, id), eq(instances.accountId, accountId)));
       return row ?? null;
     },

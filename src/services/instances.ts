@@ -10,7 +10,7 @@ import { wellFormedJson } from '../unicode.js';
 import { internalError, type ApiError } from '../errors.js';
 import type { StepTrace } from '../ladders/run-types.js';
 import type { Usage } from '../providers/types.js';
-import { createInstanceReads, idempotencyCutoff } from './instance-reads.js';
+import { createInstanceReads, idempotencyCutoff, isInstanceId } from './instance-reads.js';
 
 export type InstanceRow = typeof instances.$inferSelect;
 
@@ -98,6 +98,7 @@ export function createInstanceService(db: Db) {
 
     /** Cancels a run no worker has claimed yet; null when the row is not the caller's pending one. */
     async cancelPending(accountId: string, id: string, error: ApiError): Promise<InstanceRow | null> {
+      if (!isInstanceId(id)) return null;
       const [row] = await db
         .update(instances)
         .set({
@@ -105,7 +106,8 @@ export function createInstanceService(db: Db) {
           error: errorRecord(error),
           usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
           trace: [],
-          finishedAt: new Date(),
+          // One clock for both times: the request to cancel is what finished the run.
+          finishedAt: sql`now()`,
           cancelRequestedAt: sql`coalesce(${instances.cancelRequestedAt}, now())`,
         })
         .where(and(eq(instances.id, id), eq(instances.accountId, accountId), eq(instances.status, 'pending')))
@@ -118,6 +120,7 @@ export function createInstanceService(db: Db) {
      * running it stops it. Null when the row is not the caller's running one.
      */
     async requestCancel(accountId: string, id: string): Promise<InstanceRow | null> {
+      if (!isInstanceId(id)) return null;
       const [row] = await db
         .update(instances)
         .set({ cancelRequestedAt: sql`coalesce(${instances.cancelRequestedAt}, now())` })

@@ -11,7 +11,7 @@ import { candidatesFor, explicitSelection } from '../providers/catalog.js';
 import type { RouterLogger } from '../providers/router.js';
 import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';
 import type { Principal } from './authenticator.js';
-import type { InstanceRow, InstanceService } from './instances.js';
+import type { InstanceRow, InstanceService, NewPendingInstance } from './instances.js';
 import { allowedTargetsOf, type VisibleLadder } from './ladders.js';
 
 export type PlatformLimits = Omit<RunLimits, 'maxSpendUsd'> & { defaultMaxSpend: number };
@@ -123,6 +123,27 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
 
   return {
     prepare,
+
+    /**
+     * Records a checked run as a `pending` background instance for a worker to claim. With an
+     * Idempotency-Key, `created` is false when the key's instance already existed.
+     */
+    queue(run: PreparedRun, idempotency: NewPendingInstance['idempotency']): Promise<{ instance: InstanceRow; created: boolean }> {
+      const { principal, ladder } = run;
+      return deps.instances.createPending({
+        ladderId: ladder.row.id,
+        ladderVersion: ladder.row.currentVersion,
+        author: ladder.author,
+        slug: ladder.row.slug,
+        accountId: principal.accountId,
+        apiKeyId: principal.apiKeyId,
+        model: run.model,
+        input: run.input,
+        knobs: run.knobs,
+        stepsTotal: run.stepsTotal,
+        idempotency,
+      });
+    },
 
     /**
      * Checks the request, records the instance, runs the ladder and records the outcome.
