@@ -18,6 +18,9 @@ import chatRoutes from './routes/chat/index.js';
 import validateRoutes from './routes/validate/index.js';
 import ladderRoutes from './routes/ladders/index.js';
 import ladderChatRoutes from './routes/ladders/chat.js';
+import pipelineStartRoute from './routes/pipelines/start.js';
+import pipelineReadRoutes from './routes/pipelines/read.js';
+import pipelineCancelRoute from './routes/pipelines/cancel.js';
 
 export type AppOptions = InfrastructureOptions;
 
@@ -44,6 +47,10 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(providerRoutes, { prefix: '/v1/providers' });
     await authed.register(chatRoutes, { prefix: '/v1/chat' });
     await authed.register(validateRoutes, { prefix: '/v1/validate' });
+    // Background runs (docs/pipelines.md).
+    await authed.register(pipelineStartRoute, { prefix: '/v1/pipelines' });
+    await authed.register(pipelineReadRoutes, { prefix: '/v1/pipelines' });
+    await authed.register(pipelineCancelRoute, { prefix: '/v1/pipelines' });
     // /v1/{author}/...: static paths above win over these parametric ones.
     await authed.register(ladderRoutes, { prefix: '/v1' });
     await authed.register(ladderChatRoutes, { prefix: '/v1' });

@@ -49,6 +49,25 @@ export const notFound = (code: string, message: string) =>
 export const conflict = (code: string, message: string, param: string | null = null) =>
   new ApiError(409, 'invalid_request_error', code, message, param);
 
+/** The one answer for an instance that is unknown, malformed, or another account's. */
+export const instanceNotFound = (id: string) => notFound('instance_not_found', `Instance "${id}" was not found.`);
+
+export const instanceAlreadyFinished = (id: string, status: string) =>
+  conflict('instance_already_finished', `Instance "${id}" has already finished (${status}); only a pending or running instance can be cancelled.`);
+
+export const invalidIdempotencyKey = () =>
+  invalidRequest('invalid_idempotency_key', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.', 'Idempotency-Key');
+
+export const idempotencyKeyReused = () =>
+  conflict(
+    'idempotency_key_reused',
+    'This Idempotency-Key was already used in the last 24 hours with a different request body; use a new key for a different request.',
+    'Idempotency-Key',
+  );
+
+export const invalidCursor = () =>
+  invalidRequest('invalid_cursor', 'The `after` cursor is not one this API returned; pass a `next_cursor` unchanged.', 'after');
+
 export const internalError = () =>
   new ApiError(500, 'api_error', 'internal_error', 'The server had an error while processing your request.');
 

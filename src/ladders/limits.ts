@@ -72,6 +72,23 @@ export function checkRunLimits(config: LadderConfig, knobs: Record<string, numbe
   }
 }
 
+/**
+ * How many step executions a run that succeeds makes: every model step (group children
+ * included) once per pass, and once more in each recursion child. A child runs one pass of
+ * every step and recurses again from each recursion step still below its maxDepth, so the
+ * count per depth is computed from the deepest level up.
+ */
+export function plannedStepCount(config: LadderConfig, knobs: Record<string, number>): number {
+  const steps = modelSteps(config);
+  const depths = steps.flatMap((step) => (step.recursion ? [maxDepthOf(step.recursion, knobs, config)] : []));
+  let below = 0;
+  for (let depth = Math.max(0, ...depths); depth >= 0; depth--) {
+    // One execution of the step list at this depth, plus a child for each recursion step that may still recurse.
+    below = steps.length + depths.filter((max) => depth < max).length * below;
+  }
+  return passCount(config, knobs) * below;
+}
+
 const viaKnob = (value: unknown): string => {
   const id = parseKnobReference(value);
   return id === null ? '' : ` (knob "${id}")`;

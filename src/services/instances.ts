@@ -1,13 +1,16 @@
 // Instance rows: one per ladder run, synchronous or background. A synchronous run is
 // created `running` and finished by the request that made it; a background run is created
 // `pending` for a worker to claim (the columns for claims and leases are in the table).
-import { and, eq, inArray } from 'drizzle-orm';
+// Every change of status here is one conditional UPDATE, so racing requests and workers
+// never overwrite each other's transition.
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { instances, type InstanceStatus } from '../db/schema.js';
 import { wellFormedJson } from '../unicode.js';
-import type { ApiError } from '../errors.js';
+import { internalError, type ApiError } from '../errors.js';
 import type { StepTrace } from '../ladders/run-types.js';
 import type { Usage } from '../providers/types.js';
+import { createInstanceReads, idempotencyCutoff, isInstanceId } from './instance-reads.js';
 
 export type InstanceRow = typeof instances.$inferSelect;
 
@@ -22,6 +25,13 @@ export interface NewInstance {
   model: string;
   input: string;
   knobs: Record<string, number>;
+  /** Step executions a successful run makes; 0 when unknown. */
+  stepsTotal?: number;
+}
+
+/** A background run to queue, with the caller's Idempotency-Key and the hash of its body. */
+export interface NewPendingInstance extends Omit<NewInstance, 'mode'> {
+  idempotency: { key: string; requestHash: string } | null;
 }
 
 /** What a run used and did, success or not. */
@@ -41,25 +51,93 @@ const UNFINISHED: InstanceStatus[] = ['pending', 'running'];
 
 export function createInstanceService(db: Db) {
   return {
-    /** Sync runs start `running` at once; async ones wait `pending` for a worker. */
+    ...createInstanceReads(db),
+
+    /** Sync runs start `running` at once (their one attempt); async ones wait `pending` for a worker. */
     async create(input: NewInstance): Promise<InstanceRow> {
       const running = input.mode === 'sync';
       const [row] = await db
         .insert(instances)
-        .values({ ...input, status: running ? 'running' : 'pending', startedAt: running ? new Date() : null })
+        .values({ ...input, status: running ? 'running' : 'pending', startedAt: running ? new Date() : null, attempts: running ? 1 : 0 })
         .returning();
       return row!;
     },
 
+    /**
+     * Queues a background run. With an Idempotency-Key, concurrent starts with the same key
+     * make one row: the unique (account, key) index lets one insert through, and the others
+     * read that row back (`created: false`; the caller compares the request hashes). A key
+     * older than the idempotency window is released first, in the same transaction, so it
+     * is free again even before the retention job clears it.
+     */
+    async createPending(input: NewPendingInstance): Promise<{ instance: InstanceRow; created: boolean }> {
+      const { idempotency, ...fields } = input;
+      const values = { ...fields, mode: 'async' as const, status: 'pending' as const };
+      if (!idempotency) {
+        const [row] = await db.insert(instances).values(values).returning();
+        return { instance: row!, created: true };
+      }
+      const byKey = and(eq(instances.accountId, input.accountId), eq(instances.idempotencyKey, idempotency.key));
+      return db.transaction(async (tx) => {
+        await tx
+          .update(instances)
+          .set({ idempotencyKey: null })
+          .where(and(byKey, lt(instances.createdAt, idempotencyCutoff())));
+        const [row] = await tx
+          .insert(instances)
+          .values({ ...values, idempotencyKey: idempotency.key, requestHash: idempotency.requestHash })
+          .onConflictDoNothing({ target: [instances.accountId, instances.idempotencyKey], where: sql`${instances.idempotencyKey} is not null` })
+          .returning();
+        if (row) return { instance: row, created: true };
+        const [existing] = await tx.select().from(instances).where(byKey);
+        // The conflicting row is committed (the insert waited for it), so it is there to read.
+        if (!existing) throw internalError();
+        return { instance: existing, created: false };
+      });
+    },
+
+    /** Cancels a run no worker has claimed yet; null when the row is not the caller's pending one. */
+    async cancelPending(accountId: string, id: string, error: ApiError): Promise<InstanceRow | null> {
+      if (!isInstanceId(id)) return null;
+      const [row] = await db
+        .update(instances)
+        .set({
+          status: 'cancelled',
+          error: errorRecord(error),
+          usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+          trace: [],
+          // One clock for both times: the request to cancel is what finished the run.
+          finishedAt: sql`now()`,
+          cancelRequestedAt: sql`coalesce(${instances.cancelRequestedAt}, now())`,
+        })
+        .where(and(eq(instances.id, id), eq(instances.accountId, accountId), eq(instances.status, 'pending')))
+        .returning();
+      return row ?? null;
+    },
+
+    /**
+     * Marks a running run for cancellation (the first request's time is kept); the process
+     * running it stops it. Null when the row is not the caller's running one.
+     */
+    async requestCancel(accountId: string, id: string): Promise<InstanceRow | null> {
+      if (!isInstanceId(id)) return null;
+      const [row] = await db
+        .update(instances)
+        .set({ cancelRequestedAt: sql`coalesce(${instances.cancelRequestedAt}, now())` })
+        .where(and(eq(instances.id, id), eq(instances.accountId, accountId), eq(instances.status, 'running')))
+        .returning();
+      return row ?? null;
+    },
+
     /** Records the outcome; false when the row was already finished. */
-    async finish(id: string, outcome: RunOutcome): Promise<boolean> {
+    async finish(id: string, outcome: RunOutcome, finishedAt = new Date()): Promise<boolean> {
       const record = {
         status: outcome.status,
         usage: outcome.usage,
         spendUsd: outcome.spendUsd,
         modelCalls: outcome.modelCalls,
         trace: wellFormedJson(outcome.trace) as unknown[],
-        finishedAt: new Date(),
+        finishedAt,
         claimedBy: null,
         leaseExpiresAt: null,
       };
@@ -73,11 +151,6 @@ export function createInstanceService(db: Db) {
         .where(and(eq(instances.id, id), inArray(instances.status, UNFINISHED)))
         .returning({ id: instances.id });
       return updated.length > 0;
-    },
-
-    async get(id: string): Promise<InstanceRow | null> {
-      const [row] = await db.select().from(instances).where(eq(instances.id, id));
-      return row ?? null;
     },
   };
 }

@@ -5,12 +5,13 @@ import { internalError, invalidRequest } from '../errors.js';
 import type { AllowedTargets, LadderConfig } from '../ladders/config.js';
 import { LadderRunError, runLadder, type RunLimits, type RunResult } from '../ladders/interpreter.js';
 import { resolveKnobs } from '../ladders/knobs.js';
+import { checkRunLimits, plannedStepCount } from '../ladders/limits.js';
 import type { PriceTable } from '../ladders/pricing.js';
 import { candidatesFor, explicitSelection } from '../providers/catalog.js';
 import type { RouterLogger } from '../providers/router.js';
 import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';
 import type { Principal } from './authenticator.js';
-import type { InstanceRow, InstanceService } from './instances.js';
+import type { InstanceRow, InstanceService, NewPendingInstance } from './instances.js';
 import { allowedTargetsOf, type VisibleLadder } from './ladders.js';
 
 export type PlatformLimits = Omit<RunLimits, 'maxSpendUsd'> & { defaultMaxSpend: number };
@@ -43,6 +44,10 @@ export interface PreparedRun {
   knobs: Record<string, number>;
   /** The caller's connections the ladder's allowedTargets let the run use, in routing order. */
   connections: ProviderConnection[];
+  /** The run's caps: the platform's, with the ladder's budget or the platform default. */
+  limits: RunLimits;
+  /** Step executions a successful run makes (passes, group children, recursion children). */
+  stepsTotal: number;
 }
 
 export interface RunRequest extends RunInput {
@@ -100,7 +105,8 @@ const modelNotAllowed = (message: string) => invalidRequest('model_not_allowed',
 export function createLadderRunner(deps: LadderRunnerDeps) {
   /**
    * Every check a run request gets before anything is recorded: knobs, allowedTargets against
-   * the caller's connections. Throws the error the caller should see.
+   * the caller's connections, the platform caps. Throws the error the caller should see, so a
+   * refused run, synchronous or background, leaves no instance behind.
    */
   async function prepare(req: RunInput): Promise<PreparedRun> {
     const { principal, ladder, model } = req;
@@ -108,19 +114,44 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
     const knobs = resolveKnobs(config, req.knobs);
     const ladderName = `${ladder.author}/${ladder.row.slug}`;
     const connections = connectionsForTargets(allowedTargetsOf(config), model, await deps.connections.forRouting(principal.accountId), ladderName);
-    return { principal, ladder, model, input: lastUserText(req.messages), knobs, connections };
+    const { defaultMaxSpend, ...caps } = deps.limits;
+    const limits = { ...caps, maxSpendUsd: config.executionBudget?.maxSpend ?? defaultMaxSpend };
+    checkRunLimits(config, knobs, limits);
+    const stepsTotal = plannedStepCount(config, knobs);
+    return { principal, ladder, model, input: lastUserText(req.messages), knobs, connections, limits, stepsTotal };
   }
 
   return {
     prepare,
 
     /**
-     * Checks the request, records the instance, runs the ladder and records the outcome.
-     * Resolves with the instance and the result; a failed run rejects with its LadderRunError
-     * after the row has been finished.
+     * Records a checked run as a `pending` background instance for a worker to claim. With an
+     * Idempotency-Key, `created` is false when the key's instance already existed.
      */
-    async runSync(req: RunRequest): Promise<{ instance: InstanceRow; result: RunResult }> {
-      const { principal, ladder, model, knobs, connections, input } = await prepare(req);
+    queue(run: PreparedRun, idempotency: NewPendingInstance['idempotency']): Promise<{ instance: InstanceRow; created: boolean }> {
+      const { principal, ladder } = run;
+      return deps.instances.createPending({
+        ladderId: ladder.row.id,
+        ladderVersion: ladder.row.currentVersion,
+        author: ladder.author,
+        slug: ladder.row.slug,
+        accountId: principal.accountId,
+        apiKeyId: principal.apiKeyId,
+        model: run.model,
+        input: run.input,
+        knobs: run.knobs,
+        stepsTotal: run.stepsTotal,
+        idempotency,
+      });
+    },
+
+    /**
+     * Checks the request, records the instance, runs the ladder and records the outcome.
+     * Resolves with the instance, the result and the recorded finish time (the completion's
+     * `created`); a failed run rejects with its LadderRunError after the row has been finished.
+     */
+    async runSync(req: RunRequest): Promise<{ instance: InstanceRow; result: RunResult; finishedAt: Date }> {
+      const { principal, ladder, model, knobs, connections, input, limits, stepsTotal } = await prepare(req);
       const config: LadderConfig = ladder.config;
       const instance = await deps.instances.create({
         ladderId: ladder.row.id,
@@ -133,9 +164,9 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
         model,
         input,
         knobs,
+        stepsTotal,
       });
       req.onInstance?.(instance);
-      const { defaultMaxSpend, ...caps } = deps.limits;
       try {
         const result = await runLadder({
           config,
@@ -143,12 +174,13 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
           input: instance.input,
           knobs,
           call: (request, signal) => deps.route(request, connections, signal, req.log),
-          limits: { ...caps, maxSpendUsd: config.executionBudget?.maxSpend ?? defaultMaxSpend },
+          limits,
           prices: deps.prices,
           ...(req.signal ? { signal: req.signal } : {}),
         });
-        await deps.instances.finish(instance.id, { status: 'completed', ...result });
-        return { instance, result };
+        const finishedAt = new Date();
+        await deps.instances.finish(instance.id, { status: 'completed', ...result }, finishedAt);
+        return { instance, result, finishedAt };
       } catch (error) {
         // runLadder only throws LadderRunErrors; anything else is a bug and fails the row as internal.
         const runError = error instanceof LadderRunError ? error : null;

@@ -187,11 +187,12 @@ describe('refused and failed ladder runs', () => {
     expect(echo(prompts[0]!)).toBe(row.trace![0]!.nodes[0]!.output);
   });
 
-  it('fails with 422 run_limit_exceeded before any call when the knobs ask for more than the platform allows', async () => {
+  it('refuses with 422 run_limit_exceeded, before recording or calling anything, when the knobs ask for more than the platform allows', async () => {
     const capped = await startHarness({ LADDER_MAX_NODES_PER_STEP: '4' });
     try {
       const owner = await userWithOpenAI(capped);
       await saveLadder(capped, owner, 'tot', gatedTreeOfThought);
+      const before = await instanceCount(capped);
       const res = await runLadder(capped, owner, 'tot', ask('x', { knobs: { thoughts: 5 } }));
       expect(res.statusCode).toBe(422);
       expect(res.json().error).toEqual({
@@ -201,8 +202,9 @@ describe('refused and failed ladder runs', () => {
         param: null,
       });
       expect(capped.fake.requests).toHaveLength(0);
-      const row = await instanceRow(capped, res.headers['x-ladder-instance'] as string);
-      expect(row).toMatchObject({ status: 'failed', model_calls: 0, error: { code: 'run_limit_exceeded', status: 422 } });
+      // The caps are checked with the other request checks, so a refused run leaves no instance.
+      expect(res.headers['x-ladder-instance']).toBeUndefined();
+      expect(await instanceCount(capped)).toBe(before);
     } finally {
       await capped.close();
     }

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import type { LadderConfig, ModelStep } from '../../src/ladders/config.js';
 import { LadderRunError } from '../../src/ladders/interpreter.js';
+import { resolveKnobs } from '../../src/ladders/knobs.js';
+import { plannedStepCount } from '../../src/ladders/limits.js';
+import { gatedTreeOfThought, recursiveRefinement } from './examples.js';
 import { accountingOf, deferred, fakeModel, run, systemOf, type RunArgs } from './interpreter-harness.js';
 
 const step = (id: string, extra: Partial<ModelStep> = {}): ModelStep => ({
@@ -216,4 +219,27 @@ describe('runLadder: failing model calls', () => {
     const error = await failure({ config, model });
     expect(error.message).toBe('Step "right" failed: upstream 500.');
   });
+});
+
+describe('plannedStepCount', () => {
+  // Group and recursion shapes: the count must be the length of a successful run's trace.
+  const grouped: LadderConfig = {
+    name: 'g',
+    exit: 'c',
+    steps: [step('a'), { id: 'g', name: 'g', type: 'group', steps: [step('b1'), step('b2', { recursion: { maxDepth: 1 } })] }, step('c')],
+  };
+  const cases: Array<[string, LadderConfig, Record<string, unknown>]> = [
+    ['three steps', threeSteps, {}],
+    ['a gated tree of thought', gatedTreeOfThought, { thoughts: 5 }],
+    ['recursive refinement, default knobs', recursiveRefinement, {}],
+    ['recursive refinement, three passes at depth 2', recursiveRefinement, { passes: 3, depth: 2 }],
+    ['a group with a recursing child', grouped, {}],
+  ];
+  for (const [name, config, requested] of cases) {
+    it(`counts every step execution of ${name}`, async () => {
+      const knobs = resolveKnobs(config, requested);
+      const result = await run({ config, knobs: requested, model: fakeModel(() => 'YES') });
+      expect(plannedStepCount(config, knobs)).toBe(result.trace.length);
+    });
+  }
 });

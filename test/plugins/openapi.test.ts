@@ -25,6 +25,17 @@ describe('OpenAPI document and reference page', () => {
     expect(doc.components.schemas.Error).toBeDefined();
   });
 
+  it('documents the background-run paths with every status they answer', () => {
+    const codes = (path: string, method: string) => Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
+    expect(codes('/v1/pipelines/instances', 'post')).toEqual(['202', '400', '401', '404', '409', '413', '422', '500']);
+    expect(codes('/v1/pipelines/instances', 'get')).toEqual(['200', '400', '401', '500']);
+    expect(codes('/v1/pipelines/instances/{id}', 'get')).toEqual(['200', '401', '404', '500']);
+    expect(codes('/v1/pipelines/instances/{id}/trace', 'get')).toEqual(['200', '401', '404', '500']);
+    expect(codes('/v1/pipelines/instances/{id}/cancel', 'post')).toEqual(['200', '401', '404', '409', '500']);
+    const started = doc.paths['/v1/pipelines/instances']!.post! as Operation & { responses: Record<string, { headers?: Record<string, unknown> }> };
+    expect(Object.keys(started.responses['202']!.headers ?? {})).toContain('location');
+  });
+
   it('declares a success and an error response schema for every operation', () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {

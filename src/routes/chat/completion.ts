@@ -16,11 +16,12 @@ export function requireUserMessage(messages: Array<{ role: string }>): void {
   }
 }
 
-export function chatCompletion(id: string, model: string, content: string, finishReason: FinishReason, usage: Usage): ChatCompletion {
+/** `at`: when the answer was ready (a ladder run's recorded finish, so a later read shows the same `created`). */
+export function chatCompletion(id: string, model: string, content: string, finishReason: FinishReason, usage: Usage, at = new Date()): ChatCompletion {
   return {
     id,
     object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
+    created: Math.floor(at.getTime() / 1000),
     model,
     choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finishReason }],
     usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },

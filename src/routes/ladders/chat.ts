@@ -32,7 +32,7 @@ const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
-    const { instance, result } = await app.ladderRunner.runSync({
+    const { instance, result, finishedAt } = await app.ladderRunner.runSync({
       principal: request.principal,
       ladder,
       model,
@@ -42,7 +42,7 @@ const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       log: request.log,
       onInstance: (created) => void reply.header('x-ladder-instance', created.id),
     });
-    return chatCompletion(`ldr-${instance.id}`, `${author}/${slug}`, result.answer, 'stop', result.usage);
+    return chatCompletion(`ldr-${instance.id}`, `${author}/${slug}`, result.answer, 'stop', result.usage, finishedAt);
   });
 };
 

@@ -1,0 +1,137 @@
+// Reading instance rows: one by id for its owner, a page of an account's runs, the
+// Idempotency-Key lookup, and what a running instance has done so far (the checkpointed
+// calls and the events its worker writes). Nothing here changes a row.
+import { and, desc, eq, getTableColumns, gte, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { instanceCalls, instanceEvents, instances, type InstanceStatus } from '../db/schema.js';
+import type { Usage } from '../providers/types.js';
+
+type Row = typeof instances.$inferSelect;
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `id` can name an instance at all (the column is a uuid; anything else would be a database error). */
+export const isInstanceId = (id: string) => UUID_RE.test(id);
+
+/** An Idempotency-Key is remembered for 24 hours; rows older than this no longer hold theirs. */
+export const idempotencyCutoff = () => sql`now() - interval '24 hours'`;
+
+/** A place in the newest-first order: created_at in UTC to the microsecond, then id. */
+export interface ListPosition {
+  createdAt: string;
+  id: string;
+}
+
+export interface ListFilter {
+  status?: InstanceStatus;
+  author?: string;
+  slug?: string;
+  /** Rows to answer, 1 to 100. */
+  limit: number;
+  /** Answer only rows after this one. */
+  after?: ListPosition;
+}
+
+/** The calls a run has checkpointed so far, summed. */
+export interface CallTotals {
+  modelCalls: number;
+  usage: Usage;
+  spendUsd: number;
+}
+
+export interface InstanceEvent {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+// JS dates keep milliseconds, the column microseconds: a cursor must carry the column's own value.
+const position = sql<string>`to_char(${instances.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
+
+export function createInstanceReads(db: Db) {
+  return {
+    async get(id: string): Promise<Row | null> {
+      if (!isInstanceId(id)) return null;
+      const [row] = await db.select().from(instances).where(eq(instances.id, id));
+      return row ?? null;
+    },
+
+    /** The instance if `accountId` owns it; null for anyone else's, an unknown or a malformed id alike. */
+    async getOwned(accountId: string, id: string): Promise<Row | null> {
+      if (!isInstanceId(id)) return null;
+      const [row] = await db.select().from(instances).where(and(eq(instances.id, id), eq(instances.accountId, accountId)));
+      return row ?? null;
+    },
+
+    /** The account's instance started with this Idempotency-Key within the last 24 hours. */
+    async findByIdempotencyKey(accountId: string, key: string): Promise<Row | null> {
+      const [row] = await db
+        .select()
+        .from(instances)
+        .where(and(eq(instances.accountId, accountId), eq(instances.idempotencyKey, key), gte(instances.createdAt, idempotencyCutoff())));
+      return row ?? null;
+    },
+
+    /** A page of the account's instances, newest first, and whether more follow it. */
+    async list(accountId: string, filter: ListFilter): Promise<{ rows: Array<Row & { position: ListPosition }>; hasMore: boolean }> {
+      const { after } = filter;
+      const rows = await db
+        .select({ ...getTableColumns(instances), position })
+        .from(instances)
+        .where(
+          and(
+            eq(instances.accountId, accountId),
+            filter.status ? eq(instances.status, filter.status) : undefined,
+            filter.author ? eq(instances.author, filter.author) : undefined,
+            filter.slug ? eq(instances.slug, filter.slug) : undefined,
+            after
+              ? sql`(${instances.createdAt}, ${instances.id}) < (${after.createdAt}::timestamp at time zone 'UTC', ${after.id}::uuid)`
+              : undefined,
+          ),
+        )
+        .orderBy(desc(instances.createdAt), desc(instances.id))
+        .limit(filter.limit + 1);
+      return {
+        rows: rows.slice(0, filter.limit).map((row) => ({ ...row, position: { createdAt: row.position, id: row.id } })),
+        hasMore: rows.length > filter.limit,
+      };
+    },
+
+    /** Checkpointed calls per instance, for runs whose totals are not recorded yet. */
+    async callTotals(ids: string[]): Promise<Map<string, CallTotals>> {
+      if (ids.length === 0) return new Map();
+      const tokens = (name: string) => sql<number>`coalesce(sum((${instanceCalls.usage}->>${name})::float8), 0)::float8`;
+      const rows = await db
+        .select({
+          instanceId: instanceCalls.instanceId,
+          calls: sql<number>`count(*)::int`,
+          prompt: tokens('prompt_tokens'),
+          completion: tokens('completion_tokens'),
+          total: tokens('total_tokens'),
+          spend: sql<number>`coalesce(sum(${instanceCalls.costUsd}), 0)::float8`,
+        })
+        .from(instanceCalls)
+        .where(inArray(instanceCalls.instanceId, ids))
+        .groupBy(instanceCalls.instanceId);
+      return new Map(
+        rows.map((r) => [
+          r.instanceId,
+          {
+            modelCalls: Number(r.calls),
+            usage: { prompt_tokens: Number(r.prompt), completion_tokens: Number(r.completion), total_tokens: Number(r.total) },
+            spendUsd: Number(r.spend),
+          },
+        ]),
+      );
+    },
+
+    /** The step and node events of a run, in order: the trace of a run still going. */
+    async traceEvents(id: string): Promise<InstanceEvent[]> {
+      return db
+        .select({ seq: instanceEvents.seq, type: instanceEvents.type, data: instanceEvents.data })
+        .from(instanceEvents)
+        .where(and(eq(instanceEvents.instanceId, id), inArray(instanceEvents.type, ['step.started', 'node.completed', 'node.failed'])))
+        .orderBy(instanceEvents.seq);
+    },
+  };
+}
