@@ -10,6 +10,7 @@ import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
 import providers from './plugins/providers.js';
 import ladders from './plugins/ladders.js';
+import quotas, { type QuotaOptions } from './plugins/quotas.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import catalogRoute from './routes/providers/catalog.js';
@@ -18,8 +19,9 @@ import chatRoutes from './routes/chat/index.js';
 import validateRoutes from './routes/validate/index.js';
 import ladderRoutes from './routes/ladders/index.js';
 import ladderChatRoutes from './routes/ladders/chat.js';
+import usageRoutes from './routes/usage/index.js';
 
-export type AppOptions = InfrastructureOptions;
+export type AppOptions = InfrastructureOptions & QuotaOptions;
 
 const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   // The API speaks JSON only; any other body gets 415 instead of a confusing schema error.
@@ -28,6 +30,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(requestLog);
   await fastify.register(infrastructure, options);
   await fastify.register(auth);
+  await fastify.register(quotas, { clock: options.clock }); // quotas: limits, spend, usage ledger
   await fastify.register(providers);
   await fastify.register(ladders);
   await fastify.register(openapi);
@@ -44,6 +47,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(providerRoutes, { prefix: '/v1/providers' });
     await authed.register(chatRoutes, { prefix: '/v1/chat' });
     await authed.register(validateRoutes, { prefix: '/v1/validate' });
+    await authed.register(usageRoutes, { prefix: '/v1/usage' });
     // /v1/{author}/...: static paths above win over these parametric ones.
     await authed.register(ladderRoutes, { prefix: '/v1' });
     await authed.register(ladderChatRoutes, { prefix: '/v1' });

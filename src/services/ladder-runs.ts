@@ -11,6 +11,7 @@ import type { RouterLogger } from '../providers/router.js';
 import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';
 import type { Principal } from './authenticator.js';
 import type { InstanceRow, InstanceService } from './instances.js';
+import { subjectOf, type Metering } from '../usage/metering.js';
 import { allowedTargetsOf, type VisibleLadder } from './ladders.js';
 
 export type PlatformLimits = Omit<RunLimits, 'maxSpendUsd'> & { defaultMaxSpend: number };
@@ -21,6 +22,8 @@ export interface LadderRunnerDeps {
   route: (request: Parameters<ModelCall>[0], connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger) => ReturnType<ModelCall>;
   limits: PlatformLimits;
   prices: PriceTable;
+  /** Quotas and the usage ledger (docs/quotas.md); absent in tests that run ladders bare. */
+  metering?: Pick<Metering, 'checkRunStart' | 'ladderCall'>;
 }
 
 /** What a caller asks to run, before any check. */
@@ -122,6 +125,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
     async runSync(req: RunRequest): Promise<{ instance: InstanceRow; result: RunResult }> {
       const { principal, ladder, model, knobs, connections, input } = await prepare(req);
       const config: LadderConfig = ladder.config;
+      await deps.metering?.checkRunStart(subjectOf(principal)); // quotas: refuse a run over a limit before recording it
       const instance = await deps.instances.create({
         ladderId: ladder.row.id,
         ladderVersion: ladder.row.currentVersion,
@@ -142,7 +146,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
           model,
           input: instance.input,
           knobs,
-          call: (request, signal) => deps.route(request, connections, signal, req.log),
+          call: meteredCall(deps, principal, `${ladder.author}/${ladder.row.slug}`, instance.id, (request, signal) => deps.route(request, connections, signal, req.log)),
           limits: { ...caps, maxSpendUsd: config.executionBudget?.maxSpend ?? defaultMaxSpend },
           prices: deps.prices,
           ...(req.signal ? { signal: req.signal } : {}),
@@ -167,3 +171,8 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
 }
 
 export type LadderRunner = ReturnType<typeof createLadderRunner>;
+
+/** Every model call of a run counts against the caller's limits and is recorded in the usage ledger. */
+function meteredCall(deps: LadderRunnerDeps, principal: Principal, ladder: string, instanceId: string, call: ModelCall): ModelCall {
+  return deps.metering ? deps.metering.ladderCall({ subject: subjectOf(principal), ladder, instanceId }, call) : call;
+}
