@@ -642,7 +642,8 @@ describe('secrets and the hot path', () => {
       expect((await server.app.inject({ method: 'PUT', url, headers: adminHeaders, payload: limits })).statusCode).toBe(200);
     }
     const client = (server.app.db as unknown as { $client: unknown }).$client as Record<string, (...args: unknown[]) => unknown>;
-    const counted = ['query', 'exec', 'transaction'].filter((name) => typeof client[name] === 'function');
+    // `connect`: a PostgreSQL pool hands out a client for each transaction.
+    const counted = ['query', 'exec', 'transaction', 'connect'].filter((name) => typeof client[name] === 'function');
     const originals = Object.fromEntries(counted.map((name) => [name, client[name]!]));
     let statements = 0;
     for (const name of counted) {
