@@ -26,7 +26,7 @@ const CONCURRENCY = [1, 32];
 const children: ChildProcess[] = [];
 
 interface Run {
-  target: 'direct' | 'service';
+  target: 'direct' | 'service' | 'limited';
   connections: number;
   rps: number;
   p50: number;
@@ -118,14 +118,16 @@ function table(runs: Run[]): string {
   ];
   const lines = rows.map((row) => row.map((cell, i) => pad(cell, [11, 8, 9, 9, 9, 9][i]!)).join('  '));
   lines.splice(1, 0, '-'.repeat(lines[0]!.length));
-  lines.push('', 'Added by the service (service minus direct):');
+  lines.push('', 'Added by the service (service minus direct; limited: a key with every limit set):');
   for (const c of CONCURRENCY) {
     const direct = runs.find((r) => r.target === 'direct' && r.connections === c)!;
-    const service = runs.find((r) => r.target === 'service' && r.connections === c)!;
-    lines.push(
-      `  ${pad(String(c), 2)} connection${c === 1 ? ' ' : 's'}: p50 +${ms(service.p50 - direct.p50)} ms, p99 +${ms(service.p99 - direct.p99)} ms, ` +
-        `throughput ${service.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s`,
-    );
+    for (const target of ['service', 'limited'] as const) {
+      const service = runs.find((r) => r.target === target && r.connections === c)!;
+      lines.push(
+        `  ${pad(String(c), 2)} connection${c === 1 ? ' ' : 's'} ${target.padEnd(7)}: p50 +${ms(service.p50 - direct.p50)} ms, p99 +${ms(service.p99 - direct.p99)} ms, ` +
+          `throughput ${service.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s`,
+      );
+    }
   }
   return lines.join('\n');
 }
@@ -147,11 +149,20 @@ async function main(): Promise<void> {
     const { key } = (await call(tls, `${service}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string };
     const auth = { authorization: `Bearer ${key}` };
     await call(tls, `${service}/v1/providers`, auth, { provider: 'openai', api_key: 'sk-bench-upstream-key' });
+    // A second key with every limit set (high enough never to refuse): the quota gate's cost.
+    const limitedKey = (await call(tls, `${service}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string; id: string };
+    const limits = { requests_per_minute: 1_000_000_000, tokens_per_minute: 1_000_000_000, usd_per_day: 1_000_000, usd_per_month: 100_000_000 };
+    const put = await request(`${service}/v1/admin/api-keys/${limitedKey.id}/limits`, {
+      method: 'PUT', dispatcher: tls, headers: { 'content-type': 'application/json', ...admin }, body: JSON.stringify(limits),
+    });
+    await put.body.dump();
+    if (put.statusCode !== 200) throw new Error(`setting limits failed: ${put.statusCode}`);
 
     const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 });
     const targets = [
       { target: 'direct' as const, url: `${upstream}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' } },
       { target: 'service' as const, url: `${service}/v1/chat/completions`, headers: auth },
+      { target: 'limited' as const, url: `${service}/v1/chat/completions`, headers: { authorization: `Bearer ${limitedKey.key}` } },
     ];
     const answer = await call(tls, targets[1]!.url, auth, JSON.parse(body));
     if (!String(answer.id).startsWith('ldr-chat-')) throw new Error(`unexpected answer: ${JSON.stringify(answer)}`);

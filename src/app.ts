@@ -10,6 +10,7 @@ import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
 import providers from './plugins/providers.js';
 import ladders from './plugins/ladders.js';
+import quotas, { type QuotaOptions } from './plugins/quotas.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import catalogRoute from './routes/providers/catalog.js';
@@ -21,8 +22,9 @@ import ladderChatRoutes from './routes/ladders/chat.js';
 import pipelineStartRoute from './routes/pipelines/start.js';
 import pipelineReadRoutes from './routes/pipelines/read.js';
 import pipelineCancelRoute from './routes/pipelines/cancel.js';
+import usageRoutes from './routes/usage/index.js';
 
-export type AppOptions = InfrastructureOptions;
+export type AppOptions = InfrastructureOptions & QuotaOptions;
 
 const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   // The API speaks JSON only; any other body gets 415 instead of a confusing schema error.
@@ -31,6 +33,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(requestLog);
   await fastify.register(infrastructure, options);
   await fastify.register(auth);
+  await fastify.register(quotas, { clock: options.clock }); // quotas: limits, spend, usage ledger
   await fastify.register(providers);
   await fastify.register(ladders);
   await fastify.register(openapi);
@@ -51,6 +54,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(pipelineStartRoute, { prefix: '/v1/pipelines' });
     await authed.register(pipelineReadRoutes, { prefix: '/v1/pipelines' });
     await authed.register(pipelineCancelRoute, { prefix: '/v1/pipelines' });
+    await authed.register(usageRoutes, { prefix: '/v1/usage' });
     // /v1/{author}/...: static paths above win over these parametric ones.
     await authed.register(ladderRoutes, { prefix: '/v1' });
     await authed.register(ladderChatRoutes, { prefix: '/v1' });

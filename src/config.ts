@@ -2,6 +2,8 @@
 // Every setting is documented in README.md; a bad value stops the boot naming the variable.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { ModelPrice } from './pricing/prices.js';
+import { loadPricesFile, PricesFileError } from './pricing/prices-file.js';
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')]);
 const Int = (min: number, max: number, dflt: number) =>
@@ -39,6 +41,11 @@ const EnvSchema = Type.Object({
   LADDER_MAX_CONCURRENT_CALLS: Int(1, 256, 8),
   UNKNOWN_MODEL_PRICE_INPUT: Type.Number({ minimum: 0, default: 10 }),
   UNKNOWN_MODEL_PRICE_OUTPUT: Type.Number({ minimum: 0, default: 30 }),
+  // Quotas, usage ledger and prices (docs/quotas.md).
+  PRICES_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  USAGE_FLUSH_MS: Int(10, 600_000, 1000),
+  USAGE_FLUSH_ROWS: Int(1, 100_000, 500),
+  QUOTA_SHARES_PER_WINDOW: Int(1, 1000, 10),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -77,6 +84,16 @@ export interface Config {
     maxRunMs: number;
     maxConcurrentCalls: number;
     unknownModelPrice: { input: number; output: number };
+  };
+  /** Quotas, usage ledger and prices (docs/quotas.md). */
+  usage: {
+    /** Entries of PRICES_FILE, keyed by lower-case model name; they override the built-in table. */
+    priceOverrides: Record<string, ModelPrice>;
+    /** The ledger writes its buffered rows this often, or sooner once it holds `flushRows`. */
+    flushMs: number;
+    flushRows: number;
+    /** A rate limit's window is handed out to processes in shares of about limit / this. */
+    sharesPerWindow: number;
   };
 }
 
@@ -120,7 +137,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConcurrentCalls: parsed.LADDER_MAX_CONCURRENT_CALLS,
       unknownModelPrice: { input: parsed.UNKNOWN_MODEL_PRICE_INPUT, output: parsed.UNKNOWN_MODEL_PRICE_OUTPUT },
     },
+    usage: {
+      priceOverrides: parsed.PRICES_FILE ? priceOverrides(parsed.PRICES_FILE) : {},
+      flushMs: parsed.USAGE_FLUSH_MS,
+      flushRows: parsed.USAGE_FLUSH_ROWS,
+      sharesPerWindow: parsed.QUOTA_SHARES_PER_WINDOW,
+    },
   };
+}
+
+function priceOverrides(file: string): Record<string, ModelPrice> {
+  try {
+    return loadPricesFile(file);
+  } catch (error) {
+    if (error instanceof PricesFileError) throw new ConfigError(`Invalid configuration:\n  PRICES_FILE=${JSON.stringify(file)}: ${error.message}`);
+    throw error;
+  }
 }
 
 function pickDefined(env: NodeJS.ProcessEnv, names: string[]): Record<string, string> {

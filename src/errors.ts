@@ -74,3 +74,13 @@ export const internalError = () =>
 /** The caller hung up before the answer was ready (nginx's 499); nobody reads the body. */
 export const clientClosedRequest = () =>
   new ApiError(499, 'invalid_request_error', 'client_closed_request', 'The client closed the connection before the response was ready.');
+
+// ---- Quotas (docs/quotas.md) ----
+/** A limit of the caller's account or key refused the request; it passes through ladder runs unchanged. */
+export class LimitError extends ApiError {}
+
+export const rateLimitExceeded = (message: string, headers: Record<string, string>) =>
+  new LimitError(429, 'rate_limit_error', 'rate_limit_exceeded', message, null, headers);
+
+export const quotaExceeded = (message: string) =>
+  new LimitError(402, 'insufficient_quota', 'quota_exceeded', message);

@@ -24,6 +24,8 @@ export interface StartOptions {
   logStream?: DestinationStream;
   /** An already open database (tests); the caller closes it. Default: opened from the config. */
   database?: Database;
+  /** Time source of quota windows (tests). Default Date.now. */
+  clock?: () => number;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -38,7 +40,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       if (request.protocol !== 'https' && !PROBE_PATHS.has(request.url.split('?')[0]!)) throw httpsRequired();
     });
   }
-  await fastify.register(app, { config, ...(options.database ? { database: options.database } : {}) });
+  await fastify.register(app, { config, ...(options.database ? { database: options.database } : {}), clock: options.clock });
   await fastify.listen({
     port: config.port,
     host: config.host,

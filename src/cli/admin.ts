@@ -13,6 +13,7 @@ import { createAccount, createApiKey, findAccount, listApiKeys, revokeApiKey } f
 import type { LadderAccess } from '../services/ladder-access.js';
 import { createConnectionService } from '../services/provider-connections.js';
 import { createLadderService } from '../services/ladders.js';
+import { limitsCommand, LIMIT_FLAGS } from './limits.js';
 
 const USAGE = `Usage: ladder-admin <command> [arguments] [--json]
 
@@ -26,6 +27,9 @@ Commands:
   push-ladder <username> <file> [--slug S] [--visibility private|unlisted|public] [--config-visibility ...] [--description D]
                                        validate a JSON or YAML ladder config and save it as a new version
                                        (slug default: the file name without extension, lowercased)
+  limits <username> [--key ID] [--rpm N] [--tpm N] [--usd-day X] [--usd-month X]
+                                       show an account's limits and its keys'; with flags, change the
+                                       account's (or, with --key, that key's); "none" removes a limit
   reencrypt                            reseal every stored provider key under the current ENCRYPTION_KEY
                                        (keep the old key in ENCRYPTION_KEY_PREVIOUS until this has run)
 
@@ -40,6 +44,11 @@ interface Flags {
   visibility?: string;
   'config-visibility'?: string;
   description?: string;
+  key?: string;
+  rpm?: string;
+  tpm?: string;
+  'usd-day'?: string;
+  'usd-month'?: string;
 }
 
 const commands: Record<string, Command> = {
@@ -74,6 +83,7 @@ const commands: Record<string, Command> = {
     const { config: _saved, ...summary } = metadata;
     return summary;
   },
+  limits: async (db, [username], flags) => limitsCommand(db.db, required(username, 'username'), flags),
   reencrypt: async (db, _args, _flags, config) => {
     const service = createConnectionService(db.db, await loadSecretBox(config), { allowPrivateEndpoints: true, cacheTtlMs: 0 });
     return service.reencryptAll();
@@ -111,6 +121,7 @@ async function main(argv: string[]): Promise<number> {
       visibility: { type: 'string' },
       'config-visibility': { type: 'string' },
       description: { type: 'string' },
+      ...LIMIT_FLAGS,
       help: { type: 'boolean', short: 'h', default: false },
     },
   });

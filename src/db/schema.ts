@@ -7,6 +7,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  bigserial,
   primaryKey,
   text,
   timestamp,
@@ -189,3 +190,66 @@ export const instanceEvents = pgTable(
   },
   (t) => [primaryKey({ columns: [t.instanceId, t.seq] })],
 );
+
+// ---- Quotas and the usage ledger (branch `quotas`, issue 10; docs/quotas.md) ----------------
+
+export type QuotaScope = 'account' | 'api_key';
+
+// Limits set by the operator, one row per account or API key; a null column is unlimited.
+export const quotaLimits = pgTable(
+  'quota_limits',
+  {
+    scope: text('scope').$type<QuotaScope>().notNull(),
+    /** accounts.id or api_keys.id, as `scope` says. */
+    subjectId: uuid('subject_id').notNull(),
+    requestsPerMinute: integer('requests_per_minute'),
+    tokensPerMinute: integer('tokens_per_minute'),
+    usdPerDay: doublePrecision('usd_per_day'),
+    usdPerMonth: doublePrecision('usd_per_month'),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.subjectId] })],
+);
+
+export type QuotaMetric = 'requests' | 'tokens' | 'usd_day' | 'usd_month';
+
+// One counter per subject, metric and UTC window, shared by every process. For requests and
+// tokens, `amount` is what has been handed out to processes as shares (never above the limit)
+// and `last_grant` the size of the latest share; for spend, `amount` is the USD recorded by
+// ledger batches so far.
+export const quotaWindows = pgTable(
+  'quota_windows',
+  {
+    scope: text('scope').$type<QuotaScope>().notNull(),
+    subjectId: uuid('subject_id').notNull(),
+    metric: text('metric').$type<QuotaMetric>().notNull(),
+    windowStart: timestamp('window_start', { withTimezone: true, mode: 'date' }).notNull(),
+    amount: doublePrecision('amount').notNull().default(0),
+    lastGrant: doublePrecision('last_grant').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.subjectId, t.metric, t.windowStart] }), index('quota_windows_start_idx').on(t.windowStart)],
+);
+
+// The usage ledger: one row per model call, direct or made by a ladder run, written in batches.
+export const usageRecords = pgTable(
+  'usage_records',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    accountId: uuid('account_id').notNull(),
+    apiKeyId: uuid('api_key_id'),
+    provider: text('provider'),
+    model: text('model').notNull(),
+    /** `author/slug` for a ladder's calls, null for direct calls. */
+    ladder: text('ladder'),
+    instanceId: uuid('instance_id'),
+    promptTokens: integer('prompt_tokens').notNull(),
+    completionTokens: integer('completion_tokens').notNull(),
+    totalTokens: integer('total_tokens').notNull(),
+    costUsd: doublePrecision('cost_usd').notNull(),
+    /** `ok`, or the error code the call ended with. */
+    outcome: text('outcome').notNull(),
+  },
+  (t) => [index('usage_records_account_created_idx').on(t.accountId, t.createdAt)],
+);
+// ---- end of quotas ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // The ways a run can fail, and the platform caps checked before a run makes any call.
-import { ApiError } from '../errors.js';
+import { ApiError, LimitError } from '../errors.js';
 import type { LadderConfig, ModelStep } from './config.js';
 import { parseKnobReference } from './knob-reference.js';
 import { maxDepthOf, nodeCount, passCount } from './knobs.js';
@@ -30,6 +30,8 @@ const REQUEST_FAULT_STATUSES = new Set([400, 404, 413, 422]);
 
 export function stepFailed(stepId: string, error: unknown): ApiError {
   if (error instanceof ApiError && REQUEST_FAULT_STATUSES.has(error.statusCode)) return error;
+  // The caller's own rate limit or spend quota (docs/quotas.md) ends the run as itself: 429 or 402.
+  if (error instanceof LimitError) return error;
   const reason = (error instanceof Error ? error.message : String(error)).trim().replace(/\.+$/, '');
   return new ApiError(502, 'execution_error', 'step_failed', `Step "${stepId}" failed: ${reason || 'unknown error'}.`);
 }

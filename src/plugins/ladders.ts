@@ -2,7 +2,6 @@
 // that executes a ladder through the caller's provider connections.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { createPriceTable } from '../ladders/pricing.js';
 import { createInstanceService, type InstanceService } from '../services/instances.js';
 import { createLadderRunner, type LadderRunner } from '../services/ladder-runs.js';
 import { createLadderService, type LadderService } from '../services/ladders.js';
@@ -37,9 +36,10 @@ async function laddersPlugin(app: FastifyInstance) {
         maxRunMs: settings.maxRunMs,
         maxConcurrentCalls: settings.maxConcurrentCalls,
       },
-      prices: createPriceTable({ unknownModel: settings.unknownModelPrice }),
+      prices: app.prices,
+      metering: app.metering, // quotas: limits and the usage ledger for every model call
     }),
   );
 }
 
-export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers'] });
+export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers', 'quotas'] });

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp, Username, Uuid } from './common.js';
+import { LimitsSchema } from './quotas.js';
 
 export const CreateAccountBodySchema = Type.Object({ username: Username }, { additionalProperties: false });
 
@@ -39,4 +40,6 @@ export const CreatedApiKeySchema = Type.Composite([
   Type.Object({ key: Type.String({ description: 'The full key. Shown only in this response.' }) }),
 ]);
 
-export const ApiKeyListSchema = Type.Object({ data: Type.Array(ApiKeySchema) });
+export const ApiKeyListSchema = Type.Object({
+  data: Type.Array(Type.Composite([ApiKeySchema, Type.Object({ limits: LimitsSchema })])),
+});

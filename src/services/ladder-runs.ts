@@ -12,6 +12,7 @@ import type { RouterLogger } from '../providers/router.js';
 import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';
 import type { Principal } from './authenticator.js';
 import type { InstanceRow, InstanceService, NewPendingInstance } from './instances.js';
+import { subjectOf, type Metering } from '../usage/metering.js';
 import { allowedTargetsOf, type VisibleLadder } from './ladders.js';
 
 export type PlatformLimits = Omit<RunLimits, 'maxSpendUsd'> & { defaultMaxSpend: number };
@@ -22,6 +23,8 @@ export interface LadderRunnerDeps {
   route: (request: Parameters<ModelCall>[0], connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger) => ReturnType<ModelCall>;
   limits: PlatformLimits;
   prices: PriceTable;
+  /** Quotas and the usage ledger (docs/quotas.md); absent in tests that run ladders bare. */
+  metering?: Pick<Metering, 'checkRunStart' | 'ladderCall'>;
 }
 
 /** What a caller asks to run, before any check. */
@@ -153,6 +156,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
     async runSync(req: RunRequest): Promise<{ instance: InstanceRow; result: RunResult; finishedAt: Date }> {
       const { principal, ladder, model, knobs, connections, input, limits, stepsTotal } = await prepare(req);
       const config: LadderConfig = ladder.config;
+      await deps.metering?.checkRunStart(subjectOf(principal)); // quotas: refuse a run over a limit before recording it
       const instance = await deps.instances.create({
         ladderId: ladder.row.id,
         ladderVersion: ladder.row.currentVersion,
@@ -173,7 +177,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
           model,
           input: instance.input,
           knobs,
-          call: (request, signal) => deps.route(request, connections, signal, req.log),
+          call: meteredCall(deps, principal, `${ladder.author}/${ladder.row.slug}`, instance.id, (request, signal) => deps.route(request, connections, signal, req.log)),
           limits,
           prices: deps.prices,
           ...(req.signal ? { signal: req.signal } : {}),
@@ -199,3 +203,8 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
 }
 
 export type LadderRunner = ReturnType<typeof createLadderRunner>;
+
+/** Every model call of a run counts against the caller's limits and is recorded in the usage ledger. */
+function meteredCall(deps: LadderRunnerDeps, principal: Principal, ladder: string, instanceId: string, call: ModelCall): ModelCall {
+  return deps.metering ? deps.metering.ladderCall({ subject: subjectOf(principal), ladder, instanceId }, call) : call;
+}

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { startFakeAnthropic, startFakeAzure, startFakeGemini, startFakeOpenAI, type FakeVendor, type Script } from '../fakes/vendors.js';
-import { createUser, LogCapture, testConfig } from '../helpers/build.js';
+import { adminHeaders, createUser, LogCapture, testConfig } from '../helpers/build.js';
 import { openTestDatabase } from '../helpers/database.js';
 
 const KEYS = {
@@ -17,6 +17,7 @@ const KEYS = {
   azure: 'azure-e2e-SECRET-5555555555',
 };
 const TIMEOUT_MS = 1000;
+const QUOTA_NOW = Date.UTC(2026, 0, 5, 10, 0, 20);
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const SERVER_TIMING = /^upstream;dur=\d+\.\d{3}, overhead;dur=\d+\.\d{3}$/;
 
@@ -52,8 +53,11 @@ beforeAll(async () => {
     // One failure opens a circuit for the rest of the file; every test uses fresh connections.
     BREAKER_FAILURE_THRESHOLD: '1',
     BREAKER_COOLDOWN_MS: '600000',
+    // The ledger writes when a test asks it to, so the statement count below sees only requests.
+    USAGE_FLUSH_MS: '600000',
   });
-  server = await startServer(config, { logStream: logs, database });
+  // Quota windows are read from a clock that stays mid-minute, so no test crosses a window.
+  server = await startServer(config, { logStream: logs, database, clock: () => QUOTA_NOW });
 });
 
 afterAll(async () => {
@@ -607,6 +611,7 @@ describe('secrets and the hot path', () => {
     }
     try {
       await user.client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello });
+      await server.app.usageLedger.flush();
       statements = 0;
       for (let i = 0; i < 5; i++) {
         const { response } = await user.client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).withResponse();
@@ -624,6 +629,45 @@ describe('secrets and the hot path', () => {
       statements = 0;
       const after = await user.client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).withResponse();
       expect(after.response.headers.get('x-ladder-provider')).toBe('openrouter');
+      expect(statements).toBeGreaterThan(0);
+    } finally {
+      for (const name of counted) client[name] = originals[name]!;
+    }
+  });
+
+  it('with limits on the key and the account, a warm call still makes no database round trip and carries the rate headers', async () => {
+    const user = await account([openaiConnection(0)]);
+    const limits = { requests_per_minute: 1000, tokens_per_minute: 1_000_000, usd_per_day: 100, usd_per_month: 1000 };
+    for (const url of [`/v1/admin/api-keys/${user.keyId}/limits`, `/v1/admin/accounts/${user.username}/limits`]) {
+      expect((await server.app.inject({ method: 'PUT', url, headers: adminHeaders, payload: limits })).statusCode).toBe(200);
+    }
+    const client = (server.app.db as unknown as { $client: unknown }).$client as Record<string, (...args: unknown[]) => unknown>;
+    // `connect`: a PostgreSQL pool hands out a client for each transaction.
+    const counted = ['query', 'exec', 'transaction', 'connect'].filter((name) => typeof client[name] === 'function');
+    const originals = Object.fromEntries(counted.map((name) => [name, client[name]!]));
+    let statements = 0;
+    for (const name of counted) {
+      client[name] = function (this: unknown, ...args: unknown[]) {
+        statements += 1;
+        return originals[name]!.apply(this, args);
+      };
+    }
+    try {
+      // The first call loads the limits and spend, and takes the first share of each window.
+      await user.client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello });
+      await server.app.usageLedger.flush();
+      statements = 0;
+      for (let i = 0; i < 5; i++) {
+        const { response } = await user.client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).withResponse();
+        expect(response.headers.get('x-ratelimit-limit-requests')).toBe('1000');
+        expect(response.headers.get('x-ratelimit-remaining-requests')).toBe(String(1000 - 2 - i));
+        expect(response.headers.get('x-ratelimit-reset-requests')).toBe('40s');
+        expect(response.headers.get('x-ratelimit-limit-tokens')).toBe('1000000');
+        expect(Number(response.headers.get('x-ladder-cost-usd'))).toBeGreaterThan(0);
+      }
+      expect(statements).toBe(0);
+      // What the calls cost reaches the database with the next ledger batch.
+      await server.app.usageLedger.flush();
       expect(statements).toBeGreaterThan(0);
     } finally {
       for (const name of counted) client[name] = originals[name]!;

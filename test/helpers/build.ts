@@ -47,12 +47,16 @@ export interface TestApp {
 
 export async function build(
   env: Record<string, string> = {},
-  options: { logs?: LogCapture; /** Shared with another app; the caller closes it. */ database?: Database } = {},
+  options: {
+    logs?: LogCapture;
+    /** Shared with another app; the caller closes it. */ database?: Database;
+    /** Time source of quota windows and ledger rows. */ clock?: () => number;
+  } = {},
 ): Promise<TestApp> {
   const config = testConfig({ ...(options.logs ? { LOG_LEVEL: 'info' } : {}), ...env });
   const database = options.database ?? (await openTestDatabase());
   const fastify = Fastify(fastifyOptions(config, options.logs));
-  await fastify.register(app, { config, database });
+  await fastify.register(app, { config, database, clock: options.clock });
   await fastify.ready();
   return {
     app: fastify,

@@ -81,7 +81,10 @@ describe('admin API', () => {
     const list = await t.app.inject({ method: 'GET', url: '/v1/admin/accounts/grace/api-keys', headers: adminHeaders });
     expect(list.statusCode).toBe(200);
     expect(list.json()).toEqual({
-      data: [{ id: body.id, key_prefix: body.key_prefix, name: 'ci', access: body.access, created_at: body.created_at, revoked_at: null }],
+      data: [{
+        id: body.id, key_prefix: body.key_prefix, name: 'ci', access: body.access, created_at: body.created_at, revoked_at: null,
+        limits: { requests_per_minute: null, tokens_per_minute: null, usd_per_day: null, usd_per_month: null },
+      }],
     });
     expect(list.body).not.toContain(body.key);
   });

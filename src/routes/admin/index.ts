@@ -10,6 +10,7 @@ import {
   CreatedApiKeySchema,
 } from '../../schemas/admin.js';
 import { errorResponses, OkSchema, Username, Uuid } from '../../schemas/common.js';
+import adminLimitRoutes from './limits.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
@@ -43,7 +44,11 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: Type.Object({ username: Username }),
       response: { 200: ApiKeyListSchema, ...errorResponses(400, 401, 404) },
     },
-  }, async (request) => ({ data: await listApiKeys(app.db, request.params.username) }));
+  }, async (request) => {
+    const keys = await listApiKeys(app.db, request.params.username);
+    const limits = await app.limitsStore.many('api_key', keys.map((k) => k.id)); // quotas: limits in the listing
+    return { data: keys.map((k) => ({ ...k, limits: limits.get(k.id)! })) };
+  });
 
   app.delete('/api-keys/:id', {
     schema: {
@@ -56,6 +61,8 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     app.authenticator.forget(keyPrefix);
     return { ok: true as const };
   });
+
+  await app.register(adminLimitRoutes); // quotas: limits and usage of accounts and keys
 };
 
 export default adminRoutes;

@@ -5,6 +5,7 @@ import { clientClosedRequest } from '../../errors.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/chat.js';
 import { errorResponses } from '../../schemas/common.js';
+import { subjectOf } from '../../usage/metering.js';
 import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders } from './completion.js';
 
 const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -13,7 +14,7 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['chat'],
       summary: 'Create a chat completion with your own provider keys',
       body: DirectChatRequestSchema,
-      response: { 200: ChatCompletionSchema, ...errorResponses(400, 401, 404, 413, 422, 429, 500, 502) },
+      response: { 200: ChatCompletionSchema, ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502) },
     },
   }, async (request, reply) => {
     const { model, messages, temperature, max_tokens, stream } = request.body;
@@ -25,11 +26,10 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!reply.raw.writableFinished) abort.abort();
     });
     try {
-      const result = await app.callModel(
-        request.principal.accountId,
-        { model, messages: messages.map(({ role, content }) => ({ role, content })), temperature, max_tokens },
-        abort.signal,
-        request.log,
+      const chatRequest = { model, messages: messages.map(({ role, content }) => ({ role, content })), temperature, max_tokens };
+      // quotas: limits before the call; cost, rate headers and a ledger row after it.
+      const result = await app.metering.direct(subjectOf(request.principal), reply, chatRequest, () =>
+        app.callModel(request.principal.accountId, chatRequest, abort.signal, request.log),
       );
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
       return chatCompletion(`ldr-chat-${randomUUID()}`, model, result.content, result.finishReason, result.usage);

@@ -6,6 +6,7 @@ import { errorResponses } from '../../schemas/common.js';
 import { LadderChatRequestSchema, LadderParamsSchema } from '../../schemas/ladders.js';
 import { chatCompletion, rejectStreaming, requireUserMessage } from '../chat/completion.js';
 import { rethrowUnlessParams } from './params.js';
+import { subjectOf } from '../../usage/metering.js';
 
 const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/:author/:ladder/chat/completions', {
@@ -42,6 +43,7 @@ const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       log: request.log,
       onInstance: (created) => void reply.header('x-ladder-instance', created.id),
     });
+    await app.metering.setLadderHeaders(subjectOf(request.principal), reply, result.spendUsd); // quotas: run's cost, rate headers
     return chatCompletion(`ldr-${instance.id}`, `${author}/${slug}`, result.answer, 'stop', result.usage, finishedAt);
   });
 };

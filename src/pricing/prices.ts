@@ -1,0 +1,140 @@
+// Model prices, in USD per million tokens: the one source of cost for direct calls, ladder
+// budgets, the usage ledger and spend quotas. Operators add or override entries with PRICES_FILE.
+// List prices of the vendors' standard (non-batch, uncached, short-context) tier as published
+// in late 2025; update them here when a vendor changes its price list.
+import type { Usage } from '../providers/types.js';
+
+export interface ModelPrice {
+  /** USD per million prompt tokens. */
+  input: number;
+  /** USD per million completion tokens. */
+  output: number;
+}
+
+export interface PriceTable {
+  /** Keyed by lower-case canonical model name; dated and suffixed variants match by prefix. */
+  models: Readonly<Record<string, ModelPrice>>;
+  /** Charged for any model the table does not know. */
+  unknownModel: ModelPrice;
+}
+
+const p = (input: number, output: number): ModelPrice => ({ input, output });
+
+export const knownModelPrices: Readonly<Record<string, ModelPrice>> = {
+  // openai
+  'gpt-5': p(1.25, 10),
+  'gpt-5-mini': p(0.25, 2),
+  'gpt-5-nano': p(0.05, 0.4),
+  'gpt-4.1': p(2, 8),
+  'gpt-4.1-mini': p(0.4, 1.6),
+  'gpt-4.1-nano': p(0.1, 0.4),
+  'gpt-4o': p(2.5, 10),
+  'gpt-4o-mini': p(0.15, 0.6),
+  'chatgpt-4o-latest': p(5, 15),
+  'gpt-4-turbo': p(10, 30),
+  'gpt-4': p(30, 60),
+  'gpt-3.5-turbo': p(0.5, 1.5),
+  'o1': p(15, 60),
+  'o1-mini': p(1.1, 4.4),
+  'o1-pro': p(150, 600),
+  'o3': p(2, 8),
+  'o3-mini': p(1.1, 4.4),
+  'o3-pro': p(20, 80),
+  'o4-mini': p(1.1, 4.4),
+  'gpt-oss-120b': p(0.15, 0.75),
+  'gpt-oss-20b': p(0.1, 0.5),
+  // anthropic
+  'claude-opus-4-5': p(5, 25),
+  'claude-opus-4-1': p(15, 75),
+  'claude-opus-4': p(15, 75),
+  'claude-sonnet-4-5': p(3, 15),
+  'claude-sonnet-4': p(3, 15),
+  'claude-haiku-4-5': p(1, 5),
+  'claude-3-7-sonnet': p(3, 15),
+  'claude-3-5-sonnet': p(3, 15),
+  'claude-3-5-haiku': p(0.8, 4),
+  'claude-3-opus': p(15, 75),
+  'claude-3-sonnet': p(3, 15),
+  'claude-3-haiku': p(0.25, 1.25),
+  // google
+  'gemini-2.5-pro': p(1.25, 10),
+  'gemini-2.5-flash': p(0.3, 2.5),
+  'gemini-2.5-flash-lite': p(0.1, 0.4),
+  'gemini-2.0-flash': p(0.1, 0.4),
+  'gemini-2.0-flash-lite': p(0.075, 0.3),
+  'gemini-1.5-pro': p(1.25, 5),
+  'gemini-1.5-flash': p(0.075, 0.3),
+  'gemini-1.5-flash-8b': p(0.0375, 0.15),
+  // mistral
+  'mistral-large': p(2, 6),
+  'mistral-medium': p(0.4, 2),
+  'mistral-small': p(0.1, 0.3),
+  'magistral-medium': p(2, 5),
+  'magistral-small': p(0.5, 1.5),
+  'codestral': p(0.3, 0.9),
+  'devstral-small': p(0.1, 0.3),
+  'devstral-medium': p(0.4, 2),
+  'pixtral-large': p(2, 6),
+  'pixtral-12b': p(0.15, 0.15),
+  'open-mistral-nemo': p(0.15, 0.15),
+  'ministral-8b': p(0.1, 0.1),
+  'ministral-3b': p(0.04, 0.04),
+  // groq (open-weight models as Groq serves them)
+  'llama-3.3-70b-versatile': p(0.59, 0.79),
+  'llama-3.1-8b-instant': p(0.05, 0.08),
+  'llama-4-scout-17b-16e-instruct': p(0.11, 0.34),
+  'llama-4-maverick-17b-128e-instruct': p(0.2, 0.6),
+  'qwen3-32b': p(0.29, 0.59),
+  'kimi-k2-instruct': p(1, 3),
+  'gemma2-9b-it': p(0.2, 0.2),
+  // deepseek
+  'deepseek-chat': p(0.28, 0.42),
+  'deepseek-reasoner': p(0.28, 0.42),
+  // xai
+  'grok-4-fast': p(0.2, 0.5),
+  'grok-4': p(3, 15),
+  'grok-3-mini': p(0.3, 0.5),
+  'grok-3': p(3, 15),
+  'grok-code-fast-1': p(0.2, 1.5),
+  'grok-2': p(2, 10),
+};
+
+/** Deliberately high so that an unpriced model cannot quietly outrun a ladder's budget. */
+export const defaultUnknownModelPrice: ModelPrice = p(10, 30);
+
+export function createPriceTable(options: { unknownModel?: ModelPrice; models?: Record<string, ModelPrice> } = {}): PriceTable {
+  const models: Record<string, ModelPrice> = { ...knownModelPrices };
+  for (const [name, price] of Object.entries(options.models ?? {})) models[name.toLowerCase()] = price;
+  return { models, unknownModel: options.unknownModel ?? defaultUnknownModelPrice };
+}
+
+export const defaultPriceTable: PriceTable = createPriceTable();
+
+// A suffix only extends a known name after one of these, so `gpt-4o-2024-08-06` is gpt-4o
+// while `gpt-4.5-preview` is not mistaken for gpt-4.
+const VARIANT_SEPARATORS = new Set(['-', '@', ':']);
+
+/** The table's entry for a model name, or null when the table does not know it. */
+export function findModelPrice(model: string, table: PriceTable): ModelPrice | null {
+  // Routers and aggregators spell models as `vendor/model` (or deeper); the price is the model's.
+  const name = model.trim().toLowerCase().split('/').pop() ?? '';
+  const exact = table.models[name];
+  if (exact) return exact;
+  let best: { length: number; price: ModelPrice } | null = null;
+  for (const [known, price] of Object.entries(table.models)) {
+    if (known.length >= name.length || !name.startsWith(known)) continue;
+    if (!VARIANT_SEPARATORS.has(name.charAt(known.length))) continue;
+    if (!best || known.length > best.length) best = { length: known.length, price };
+  }
+  return best?.price ?? null;
+}
+
+export function priceOf(model: string, table: PriceTable = defaultPriceTable): ModelPrice {
+  return findModelPrice(model, table) ?? table.unknownModel;
+}
+
+/** The cost in USD of one call's usage. */
+export function costOf(model: string, usage: Usage, table: PriceTable = defaultPriceTable): number {
+  const price = priceOf(model, table);
+  return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1_000_000;
+}

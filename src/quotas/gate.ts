@@ -1,0 +1,161 @@
+// The quota gate: every model call of an account (direct or made by a ladder run) passes
+// here first. Spend quotas answer 402, rates 429; an admitted call is settled afterwards with
+// the tokens it really used. A warm subject is checked from memory alone.
+import type { QuotaScope } from '../db/schema.js';
+import { quotaExceeded, rateLimitExceeded } from '../errors.js';
+import type { Usage } from '../providers/types.js';
+import { hasLimits, type Limits, type LimitsStore } from './limits-store.js';
+import type { RatePool, RateMetric, RateState } from './rate-pool.js';
+import type { SpendMetric, SpendTracker } from './spend.js';
+import { formatReset, windowOf, type Clock } from './windows.js';
+
+/** Whose limits a call counts against. */
+export interface QuotaSubject {
+  accountId: string;
+  username: string;
+  apiKeyId: string | null;
+}
+
+/** An admitted call: settle it once with what it used (null when it failed). */
+export interface Admission {
+  settle(usage: Usage | null): void;
+  /** x-ratelimit-* headers for the answer; empty when no rate limit applies. */
+  headers(): Record<string, string>;
+}
+
+const UNLIMITED: Admission = { settle: () => {}, headers: () => ({}) };
+
+interface Scoped {
+  scope: QuotaScope;
+  id: string;
+  limits: Limits;
+  label: string;
+}
+
+const RATE_FIELD: Record<RateMetric, 'requests_per_minute' | 'tokens_per_minute'> = { requests: 'requests_per_minute', tokens: 'tokens_per_minute' };
+const SPEND_FIELD: Record<SpendMetric, 'usd_per_day' | 'usd_per_month'> = { usd_day: 'usd_per_day', usd_month: 'usd_per_month' };
+
+export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; spend: SpendTracker; clock: Clock }) {
+  const { rates, spend, clock } = deps;
+
+  async function scopesOf(subject: QuotaSubject): Promise<Scoped[]> {
+    const { account, key } = await deps.limits.forSubject(subject.accountId, subject.apiKeyId);
+    const scoped: Scoped[] = [];
+    if (subject.apiKeyId && hasLimits(key)) scoped.push({ scope: 'api_key', id: subject.apiKeyId, limits: key, label: `API key ${subject.apiKeyId}` });
+    if (hasLimits(account)) scoped.push({ scope: 'account', id: subject.accountId, limits: account, label: `account "${subject.username}"` });
+    return scoped;
+  }
+
+  async function checkSpend(scoped: Scoped[], now: number): Promise<void> {
+    for (const s of scoped) {
+      for (const metric of ['usd_day', 'usd_month'] as const) {
+        const limit = s.limits[SPEND_FIELD[metric]];
+        if (limit === null) continue;
+        const spent = await spend.spent(s.scope, s.id, metric, now);
+        if (spent >= limit) {
+          const window = windowOf(metric, now);
+          const period = metric === 'usd_day' ? 'daily' : 'monthly';
+          throw quotaExceeded(
+            `Spend quota exceeded: ${s.label} has spent $${spent.toFixed(6)} of its ${period} limit of $${limit} ` +
+              `(UTC ${metric === 'usd_day' ? 'day' : 'month'}); the quota resets at ${new Date(window.end).toISOString()}.`,
+          );
+        }
+      }
+    }
+  }
+
+  /** The tightest limit of each rate metric over the subject's scopes, as OpenAI's headers. */
+  function rateHeaders(scoped: Scoped[], now: number, refused?: RateState & { metric: RateMetric }): Record<string, string> {
+    const headers: Record<string, string> = {};
+    for (const metric of ['requests', 'tokens'] as const) {
+      let tightest: RateState | null = refused?.metric === metric ? refused : null;
+      for (const s of scoped) {
+        const limit = s.limits[RATE_FIELD[metric]];
+        if (limit === null) continue;
+        const state = rates.state(s.scope, s.id, metric, limit, now);
+        if (!tightest || state.remaining < tightest.remaining) tightest = state;
+      }
+      if (!tightest) continue;
+      headers[`x-ratelimit-limit-${metric}`] = String(tightest.limit);
+      headers[`x-ratelimit-remaining-${metric}`] = String(tightest.remaining);
+      headers[`x-ratelimit-reset-${metric}`] = formatReset(tightest.resetMs);
+    }
+    return headers;
+  }
+
+  return {
+    /**
+     * Before a model call: 402 when a spend quota is used up, 429 when a rate is; otherwise
+     * charges one request and `estimatedTokens` (capped at the token limit) to the key and
+     * the account, and returns the admission to settle after the call.
+     */
+    async admit(subject: QuotaSubject, estimatedTokens: number): Promise<Admission> {
+      const scoped = await scopesOf(subject);
+      if (scoped.length === 0) return UNLIMITED;
+      const now = clock();
+      await checkSpend(scoped, now);
+      const taken: Array<{ s: Scoped; metric: RateMetric; amount: number }> = [];
+      const windowStart = windowOf('requests', now).start;
+      for (const s of scoped) {
+        for (const metric of ['requests', 'tokens'] as const) {
+          const limit = s.limits[RATE_FIELD[metric]];
+          if (limit === null) continue;
+          const amount = metric === 'requests' ? 1 : Math.min(estimatedTokens, limit);
+          const refused = await rates.take(s.scope, s.id, metric, limit, amount, now);
+          if (refused) {
+            for (const t of taken) rates.adjust(t.s.scope, t.s.id, t.metric, windowStart, t.amount);
+            const retryAfter = Math.max(1, Math.ceil(refused.resetMs / 1000));
+            const what = metric === 'requests' ? 'requests per minute' : 'tokens per minute';
+            const asked = metric === 'tokens' ? ` (this request is estimated at ${amount} tokens, ${refused.remaining} remain)` : '';
+            throw rateLimitExceeded(`Rate limit reached for ${what} on ${s.label}: limit ${limit}${asked}. Retry after ${retryAfter}s.`, {
+              'retry-after': String(retryAfter),
+              ...rateHeaders(scoped, now, { ...refused, metric }),
+            });
+          }
+          taken.push({ s, metric, amount });
+        }
+      }
+      let settled = false;
+      return {
+        settle(usage) {
+          if (settled) return;
+          settled = true;
+          for (const t of taken) {
+            if (t.metric !== 'tokens') continue;
+            // Charged the estimate; now the truth: refund the rest, or charge the excess.
+            rates.adjust(t.s.scope, t.s.id, 'tokens', windowStart, t.amount - (usage?.total_tokens ?? 0));
+          }
+        },
+        headers: () => rateHeaders(scoped, clock()),
+      };
+    },
+
+    /** When a run starts: refuses (402/429) a subject whose quota or rate is already spent, taking nothing. */
+    async checkRunStart(subject: QuotaSubject): Promise<void> {
+      const scoped = await scopesOf(subject);
+      if (scoped.length === 0) return;
+      const now = clock();
+      await checkSpend(scoped, now);
+      for (const s of scoped) {
+        const limit = s.limits.requests_per_minute;
+        if (limit === null) continue;
+        const state = rates.state(s.scope, s.id, 'requests', limit, now);
+        if (state.remaining <= 0) {
+          const retryAfter = Math.max(1, Math.ceil(state.resetMs / 1000));
+          throw rateLimitExceeded(`Rate limit reached for requests per minute on ${s.label}: limit ${limit}. Retry after ${retryAfter}s.`, {
+            'retry-after': String(retryAfter),
+            ...rateHeaders(scoped, now),
+          });
+        }
+      }
+    },
+
+    /** The current x-ratelimit-* headers of a subject (for answers that made no call of their own). */
+    async headers(subject: QuotaSubject): Promise<Record<string, string>> {
+      const scoped = await scopesOf(subject);
+      return scoped.length === 0 ? {} : rateHeaders(scoped, clock());
+    },
+  };
+}
+
+export type QuotaGate = ReturnType<typeof createQuotaGate>;

@@ -1,0 +1,82 @@
+// Admin routes of issue 10: limits of accounts and API keys, and any account's usage.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { eq } from 'drizzle-orm';
+import { apiKeys } from '../../db/schema.js';
+import { notFound } from '../../errors.js';
+import { NO_LIMITS, type Limits } from '../../quotas/limits-store.js';
+import { findAccount } from '../../services/accounts.js';
+import { errorResponses, Username, Uuid } from '../../schemas/common.js';
+import { LimitsBodySchema, LimitsSchema, UsageQuerySchema, UsageReportSchema, type LimitsBody } from '../../schemas/quotas.js';
+import { usageRange, usageReport } from '../../usage/report.js';
+
+const tags = ['admin'];
+const security = [{ adminToken: [] }];
+const limitsOf = (body: LimitsBody): Limits => ({ ...NO_LIMITS, ...body });
+
+const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  async function keyExists(id: string): Promise<void> {
+    const [row] = await app.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id));
+    if (!row) throw notFound('api_key_not_found', `No API key has id "${id}".`);
+  }
+
+  app.get('/accounts/:username/limits', {
+    schema: {
+      tags, security, summary: 'An account’s limits (null: unlimited)',
+      params: Type.Object({ username: Username }),
+      response: { 200: LimitsSchema, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => app.limitsStore.get('account', (await findAccount(app.db, request.params.username)).id));
+
+  app.put('/accounts/:username/limits', {
+    schema: {
+      tags, security, summary: 'Set an account’s limits: rates per UTC minute, spend per UTC day and month',
+      description: 'Applies at once on this node, on others within KEY_CACHE_TTL_MS. The limits hold for all of the account’s keys together.',
+      params: Type.Object({ username: Username }),
+      body: LimitsBodySchema,
+      response: { 200: LimitsSchema, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const account = await findAccount(app.db, request.params.username);
+    return app.limitsStore.set('account', account.id, limitsOf(request.body));
+  });
+
+  app.get('/api-keys/:id/limits', {
+    schema: {
+      tags, security, summary: 'An API key’s limits (null: unlimited)',
+      params: Type.Object({ id: Uuid }),
+      response: { 200: LimitsSchema, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    await keyExists(request.params.id);
+    return app.limitsStore.get('api_key', request.params.id);
+  });
+
+  app.put('/api-keys/:id/limits', {
+    schema: {
+      tags, security, summary: 'Set an API key’s limits; they apply on top of its account’s',
+      params: Type.Object({ id: Uuid }),
+      body: LimitsBodySchema,
+      response: { 200: LimitsSchema, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    await keyExists(request.params.id);
+    return app.limitsStore.set('api_key', request.params.id, limitsOf(request.body));
+  });
+
+  app.get('/accounts/:username/usage', {
+    schema: {
+      tags, security, summary: 'An account’s usage, as GET /v1/usage answers it to the account',
+      params: Type.Object({ username: Username }),
+      querystring: UsageQuerySchema,
+      response: { 200: UsageReportSchema, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const account = await findAccount(app.db, request.params.username);
+    const range = usageRange(request.query, app.quotaClock());
+    await app.usageLedger.flush();
+    return usageReport(app.db, account.id, range, request.query.group_by ?? 'day');
+  });
+};
+
+export default adminLimitRoutes;

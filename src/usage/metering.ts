@@ -1,0 +1,90 @@
+// Where model calls meet quotas and the ledger: the direct route wraps its call in
+// `direct()`, a ladder run wraps its model-call function in `ladderCall()`; both admit the call
+// through the quota gate, settle it, price it with the one price table and record it.
+import type { FastifyReply } from 'fastify';
+import { ApiError } from '../errors.js';
+import { costOf, type PriceTable } from '../pricing/prices.js';
+import type { ChatRequest, ChatResult, ModelCall } from '../providers/types.js';
+import type { QuotaGate, QuotaSubject } from '../quotas/gate.js';
+import type { Clock } from '../quotas/windows.js';
+import type { Ledger } from './ledger.js';
+
+/** Completion tokens assumed for the token estimate of a call that sets no max_tokens. */
+export const DEFAULT_COMPLETION_ESTIMATE = 256;
+
+/** Prompt characters / 4, plus max_tokens (or the default): charged up front against tokens per minute. */
+export function estimateTokens(request: ChatRequest): number {
+  let chars = 0;
+  for (const m of request.messages) {
+    if (typeof m.content === 'string') chars += m.content.length;
+    else for (const part of m.content) chars += part.type === 'text' ? part.text.length : 0;
+  }
+  return Math.ceil(chars / 4) + (request.max_tokens ?? DEFAULT_COMPLETION_ESTIMATE);
+}
+
+/** The `x-ladder-cost-usd` header value: USD with 8 decimals. */
+export const formatCost = (usd: number) => usd.toFixed(8);
+
+export interface LadderCallContext {
+  subject: QuotaSubject;
+  /** `author/slug`. */
+  ladder: string;
+  instanceId: string;
+}
+
+const errorCode = (error: unknown) => (error instanceof ApiError ? error.code : 'internal_error');
+
+export function createMetering(deps: { gate: QuotaGate; ledger: Ledger; prices: PriceTable; clock: Clock }) {
+  const { gate, ledger, prices, clock } = deps;
+  const noUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
+  async function metered(subject: QuotaSubject, request: ChatRequest, call: () => Promise<ChatResult>, ladder: Omit<LadderCallContext, 'subject'> | null) {
+    const admission = await gate.admit(subject, estimateTokens(request));
+    const base = { accountId: subject.accountId, apiKeyId: subject.apiKeyId, model: request.model, ladder: ladder?.ladder ?? null, instanceId: ladder?.instanceId ?? null };
+    try {
+      const result = await call();
+      const costUsd = costOf(request.model, result.usage, prices);
+      admission.settle(result.usage);
+      ledger.record({ ...base, at: clock(), provider: result.provider, usage: result.usage, costUsd, outcome: 'ok' });
+      return { result, costUsd, admission };
+    } catch (error) {
+      admission.settle(null);
+      ledger.record({ ...base, at: clock(), provider: null, usage: noUsage, costUsd: 0, outcome: errorCode(error) });
+      throw error;
+    }
+  }
+
+  return {
+    /** One direct call: quota check, the call, cost and rate headers on the reply, a ledger row. */
+    async direct(subject: QuotaSubject, reply: FastifyReply, request: ChatRequest, call: () => Promise<ChatResult>): Promise<ChatResult> {
+      const { result, costUsd, admission } = await metered(subject, request, call, null);
+      reply.headers({ 'x-ladder-cost-usd': formatCost(costUsd), ...admission.headers() });
+      return result;
+    },
+
+    /**
+     * For ladder runs, synchronous or background: wraps the run's model-call function so that
+     * every call is admitted by the quotas (429/402 end the run as themselves) and recorded.
+     */
+    ladderCall(context: LadderCallContext, call: ModelCall): ModelCall {
+      const { subject, ...ladder } = context;
+      return async (request, signal) => (await metered(subject, request, () => call(request, signal), ladder)).result;
+    },
+
+    /** When a run starts (before its instance is recorded or resumed): 402/429 if the subject is already over a limit. */
+    checkRunStart: (subject: QuotaSubject) => gate.checkRunStart(subject),
+
+    /** For a ladder answer: its spend and the subject's current rate headers. */
+    async setLadderHeaders(subject: QuotaSubject, reply: FastifyReply, spendUsd: number): Promise<void> {
+      reply.headers({ 'x-ladder-cost-usd': formatCost(spendUsd), ...(await gate.headers(subject)) });
+    },
+  };
+}
+
+export type Metering = ReturnType<typeof createMetering>;
+
+export const subjectOf = (principal: { accountId: string; username: string; apiKeyId: string }): QuotaSubject => ({
+  accountId: principal.accountId,
+  username: principal.username,
+  apiKeyId: principal.apiKeyId || null,
+});
