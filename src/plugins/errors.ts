@@ -104,6 +104,10 @@ async function errorsPlugin(app: FastifyInstance) {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Node leaves this check to us (transport/envelope-only.ts), so that it is in the envelope.
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      throw invalidRequest('missing_host_header', 'An HTTP/1.1 request must have a Host header.');
+    }
     if (closing) {
       reply.header('connection', 'close');
       throw new ApiError(503, 'api_error', 'shutting_down', 'The server is shutting down; retry the request.');
