@@ -176,7 +176,7 @@ describe('ladder access', () => {
     expect(direct.json()).toMatchObject({ model: 'gpt-4o-mini', choices: [{ message: { content: 'echo: direct' } }] });
     expect(direct.json().id).toMatch(/^ldr-chat-/);
     const validate = await app.inject({ method: 'POST', url: '/v1/validate', headers: owner.headers, payload: { config: minimalLadder } });
-    expect(validate.json()).toEqual({ valid: true, errors: [] });
+    expect(validate.json()).toEqual({ valid: true, errors: [], error_count: 0 });
     const patched = await app.inject({ method: 'PATCH', url: '/v1/providers/openai', headers: owner.headers, payload: { priority: 5 } });
     expect(patched.json()).toMatchObject({ provider: 'openai', priority: 5 });
     expect((await app.inject({ method: 'GET', url: '/v1/openapi.json' })).statusCode).toBe(200);
