@@ -42,7 +42,8 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(healthRoutes);
   await fastify.register(catalogRoute, { prefix: '/v1/providers' });
 
-  await fastify.register(adminRoutes, { prefix: '/v1/admin' });
+  // Without ADMIN_TOKEN the admin API does not exist, as far as anyone can tell: no routes.
+  if (options.config.adminToken) await fastify.register(adminRoutes, { prefix: '/v1/admin' });
 
   // Everything else needs an API key.
   await fastify.register(async (authed) => {

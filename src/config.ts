@@ -19,6 +19,7 @@ const EnvSchema = Type.Object({
   TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
   TRUST_PROXY: Type.Optional(Bool),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  ADMIN_AUTH_MAX_FAILURES_PER_MINUTE: Int(0, 100_000, 10),
   ENCRYPTION_KEY: Type.Optional(Type.String()),
   ENCRYPTION_KEY_PREVIOUS: Type.Optional(Type.String()),
   LOG_LEVEL: Type.Union(
@@ -58,6 +59,8 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | null;
   trustProxy: boolean;
   adminToken: string | null;
+  /** Failed admin authentications one client address may make per minute before it is refused (0: unlimited). */
+  adminAuthMaxFailuresPerMinute: number;
   /** base64 of 32 bytes; null means "generate once into DATA_DIR". */
   encryptionKey: string | null;
   /** Older keys that may still have sealed stored secrets (during a key rotation). */
@@ -114,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tls: tlsFiles(parsed),
     trustProxy: isTrue(parsed.TRUST_PROXY),
     adminToken: parsed.ADMIN_TOKEN ?? null,
+    adminAuthMaxFailuresPerMinute: parsed.ADMIN_AUTH_MAX_FAILURES_PER_MINUTE,
     encryptionKey: parsed.ENCRYPTION_KEY ?? null,
     previousEncryptionKeys: (parsed.ENCRYPTION_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
     logLevel: parsed.LOG_LEVEL,

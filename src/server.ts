@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { loadTlsMaterial } from './crypto/data-dir-secrets.js';
 import type { Database } from './db/client.js';
 import { fastifyOptions } from './server-options.js';
+import { answerOnlyInEnvelope } from './transport/envelope-only.js';
 import { createHttpsOnlyServer, httpsRequired } from './transport/https-only.js';
 
 export interface RunningServer {
@@ -35,6 +36,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ? (handler) => createHttpsOnlyServer({ cert: tls.cert, key: tls.key }, handler) as unknown as http.Server
     : undefined;
   const fastify = Fastify({ ...fastifyOptions(config, options.logStream), serverFactory });
+  answerOnlyInEnvelope(fastify.server);
   if (config.trustProxy) {
     fastify.addHook('onRequest', async (request) => {
       if (request.protocol !== 'https' && !PROBE_PATHS.has(request.url.split('?')[0]!)) throw httpsRequired();

@@ -3,6 +3,13 @@
 // same way before it is stored, so that one odd character cannot fail a write.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
+const HAS_LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether `text` is valid Unicode (no unpaired surrogate): String#isWellFormed, before ES2024. */
+export function isWellFormedText(text: string): boolean {
+  return !HAS_LONE_SURROGATE.test(text);
+}
+
 export function wellFormedText(text: string): string {
   return text.replace(LONE_SURROGATE, '\ufffd');
 }

@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       tls: null,
       trustProxy: false,
       adminToken: null,
+      adminAuthMaxFailuresPerMinute: 10,
       encryptionKey: null,
       logLevel: 'info',
       bodyLimitBytes: 1024 * 1024,
@@ -37,6 +38,7 @@ describe('loadConfig', () => {
       TLS_KEY_FILE: '/k.pem',
       TRUST_PROXY: 'true',
       ADMIN_TOKEN: 'a-very-long-admin-token',
+      ADMIN_AUTH_MAX_FAILURES_PER_MINUTE: '3',
       LOG_LEVEL: 'warn',
       ALLOW_PRIVATE_ENDPOINTS: '1',
       PROVIDER_BASE_URL_OPENAI: 'http://127.0.0.1:9000/v1/',
@@ -50,6 +52,7 @@ describe('loadConfig', () => {
       tls: { certFile: '/c.pem', keyFile: '/k.pem' },
       trustProxy: true,
       adminToken: 'a-very-long-admin-token',
+      adminAuthMaxFailuresPerMinute: 3,
       logLevel: 'warn',
     });
     expect(config.providers.allowPrivateEndpoints).toBe(true);

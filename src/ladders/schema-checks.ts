@@ -72,6 +72,17 @@ function keyList(keys: string[]): string {
   return keys.length === 1 ? keys[0]! : `${keys.slice(0, -1).join(', ')} and ${keys.at(-1)}`;
 }
 
+const knownKeysOf = new WeakMap<Shape, Map<string, Check>>();
+
+function knownKeys(shape: Shape): Map<string, Check> {
+  let known = knownKeysOf.get(shape);
+  if (!known) {
+    known = new Map(Object.entries({ ...shape.required, ...shape.optional }));
+    knownKeysOf.set(shape, known);
+  }
+  return known;
+}
+
 /** Checks an object against a shape; returns the object when it is one, for further checks. */
 export function checkObject(
   value: unknown,
@@ -83,13 +94,13 @@ export function checkObject(
     issues.add(path, 'must be an object');
     return null;
   }
-  const known: Record<string, Check> = { ...shape.required, ...shape.optional };
+  const known = knownKeys(shape);
   for (const [key, item] of Object.entries(value)) {
-    const check = known[key];
+    const check = known.get(key);
     if (check) check(item, [...path, key], issues);
     else if (shape.misplaced?.[key]) issues.add([...path, key], shape.misplaced[key]);
     else if (!shape.ignoreOtherKeys) {
-      issues.add([...path, key], `unexpected property; ${shape.what} has only ${keyList(Object.keys(known))}`);
+      issues.add([...path, key], `unexpected property; ${shape.what} has only ${keyList([...known.keys()])}`);
     }
   }
   for (const key of Object.keys(shape.required)) {

@@ -49,9 +49,17 @@ const fieldShapes: Record<(typeof FIELD_TYPES)[number], Shape> = {
   },
 };
 
+// Built once: a config can hold tens of thousands of fields.
+const fieldShapesWithMisplaced: Record<string, Shape> = Object.fromEntries(
+  Object.entries(fieldShapes).map(([type, shape]) => [
+    type,
+    { ...shape, misplaced: { skipFirstNode: 'only an ingest field may have skipFirstNode', ...shape.misplaced } },
+  ]),
+);
+
 const field: Check = (value, path, issues) => {
   const type = isRecord(value) ? value['type'] : undefined;
-  const shape = fieldShapes[type as keyof typeof fieldShapes];
+  const shape = typeof type === 'string' && Object.hasOwn(fieldShapesWithMisplaced, type) ? fieldShapesWithMisplaced[type] : undefined;
   if (!shape) {
     checkObject(value, path, issues, {
       what: 'a field',
@@ -60,8 +68,7 @@ const field: Check = (value, path, issues) => {
     });
     return;
   }
-  const misplaced = { skipFirstNode: 'only an ingest field may have skipFirstNode', ...shape.misplaced };
-  checkObject(value, path, issues, { ...shape, misplaced });
+  checkObject(value, path, issues, shape);
 };
 
 const groupOwnsNothing = (key: string) => `a group step cannot have ${key}; only its child steps can`;
@@ -80,6 +87,8 @@ const modelStepShape = (type: string): Shape => ({
   misplaced: { steps: 'only a group step has child steps' },
 });
 
+const modelStepShapes: Record<string, Shape> = Object.fromEntries(MODEL_STEP_TYPES.map((type) => [type, modelStepShape(type)]));
+
 const childStep: Check = (value, path, issues) => step(value, path, issues, MODEL_STEP_TYPES);
 const groupShape: Shape = {
   what: 'a group step',
@@ -93,7 +102,7 @@ const groupShape: Shape = {
 function step(value: unknown, path: Path, issues: Issues, allowed: readonly string[]): void {
   const type = isRecord(value) ? value['type'] : undefined;
   if (typeof type === 'string' && allowed.includes(type)) {
-    checkObject(value, path, issues, type === 'group' ? groupShape : modelStepShape(type));
+    checkObject(value, path, issues, type === 'group' ? groupShape : modelStepShapes[type]!);
     return;
   }
   const typeCheck: Check =

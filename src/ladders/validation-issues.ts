@@ -22,49 +22,95 @@ export function formatPath(path: Path): string {
   return text;
 }
 
+/**
+ * The issues found, of which only the first `limit` in document order are kept: a huge broken
+ * config is reported in bounded time and memory, however many issues it has. `count` counts
+ * them all. Checks mostly report in document order, so most issues past the limit are
+ * turned away by a single comparison with the last one kept.
+ */
 export class Issues {
   readonly items: Issue[] = [];
+  count = 0;
+
+  constructor(
+    private readonly document: unknown = undefined,
+    private readonly limit = Number.POSITIVE_INFINITY,
+  ) {}
 
   add(path: Path, message: string): void {
-    this.items.push({ path, message });
+    this.count++;
+    const issue = { path, message };
+    if (this.limit === Number.POSITIVE_INFINITY) {
+      this.items.push(issue);
+      return;
+    }
+    const kept = this.items;
+    // Ties keep the order the checks produced them in: a later issue goes after its equals.
+    if (kept.length >= this.limit && compareInDocument(this.document, path, kept.at(-1)!.path) >= 0) return;
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (compareInDocument(this.document, path, kept[middle]!.path) < 0) high = middle;
+      else low = middle + 1;
+    }
+    kept.splice(low, 0, issue);
+    if (kept.length > this.limit) kept.pop();
   }
+
+  /** `<location>: <sentence>` for each kept issue, in document order. */
+  messages(): string[] {
+    const ordered = this.limit === Number.POSITIVE_INFINITY ? inDocumentOrderIssues(this.document, this.items) : this.items;
+    return ordered.map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
+  }
+}
+
+// Position of each key in its object, computed once per object that issues are compared in.
+const keyPositions = new WeakMap<object, Map<string, number>>();
+
+function keyPosition(record: Record<string, unknown>, key: string): number {
+  let positions = keyPositions.get(record);
+  if (!positions) {
+    positions = new Map(Object.keys(record).map((name, index) => [name, index]));
+    keyPositions.set(record, positions);
+  }
+  return positions.get(key) ?? Number.POSITIVE_INFINITY;
+}
+
+/**
+ * Compares two locations by document position (pre-order, keys in their written order),
+ * without mapping the whole document. A location that does not exist (a missing key) sorts
+ * just after the content of its nearest existing ancestor.
+ */
+export function compareInDocument(document: unknown, a: Path, b: Path): number {
+  let node = document;
+  for (let i = 0; ; i++) {
+    if (i === a.length || i === b.length) return a.length === b.length ? 0 : i === a.length ? -1 : 1;
+    const position = (segment: string | number): number => {
+      if (Array.isArray(node)) return typeof segment === 'number' && segment < node.length ? segment : Number.POSITIVE_INFINITY;
+      return isRecord(node) && typeof segment === 'string' ? keyPosition(node, segment) : Number.POSITIVE_INFINITY;
+    };
+    const at = position(a[i]!);
+    const bt = position(b[i]!);
+    if (at !== bt) return at < bt ? -1 : 1;
+    // Both under the same missing key: the same place.
+    if (at === Number.POSITIVE_INFINITY) return 0;
+    node = (node as Record<string | number, unknown>)[a[i]!];
+  }
+}
+
+function inDocumentOrderIssues(document: unknown, issues: readonly Issue[]): Issue[] {
+  return issues
+    .map((issue, index) => ({ issue, index }))
+    .sort((x, y) => compareInDocument(document, x.issue.path, y.issue.path) || x.index - y.index)
+    .map(({ issue }) => issue);
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/**
- * Sorts issues by document position (pre-order, keys in their written order). An issue about
- * a missing key sorts just after the content of its nearest existing ancestor; ties keep
- * the order the checks produced them in.
- */
+/** Sorts issues by document position; ties keep the order the checks produced them in. */
 export function inDocumentOrder(document: unknown, issues: readonly Issue[]): string[] {
-  // Mapping the document costs more than validating it; a clean config skips it.
-  if (issues.length === 0) return [];
-  const spans = new Map<string, { start: number; end: number }>();
-  let counter = 0;
-  // Paths are keyed incrementally (no array copies), which keeps large documents linear.
-  const visit = (value: unknown, key: string): void => {
-    const start = counter++;
-    if (Array.isArray(value)) value.forEach((item, index) => visit(item, `${key}/${index}`));
-    else if (isRecord(value)) for (const [name, item] of Object.entries(value)) visit(item, `${key}/${JSON.stringify(name)}`);
-    spans.set(key, { start, end: counter });
-  };
-  visit(document, '');
-  const keyOf = (path: Path) => path.map((s) => (typeof s === 'number' ? `/${s}` : `/${JSON.stringify(s)}`)).join('');
-
-  const rank = (path: Path): number => {
-    const exact = spans.get(keyOf(path));
-    if (exact) return exact.start;
-    for (let length = path.length - 1; length >= 0; length--) {
-      const ancestor = spans.get(keyOf(path.slice(0, length)));
-      if (ancestor) return ancestor.end - 0.5;
-    }
-    return Number.MAX_SAFE_INTEGER;
-  };
-  return issues
-    .map((issue, index) => ({ issue, index, rank: rank(issue.path) }))
-    .sort((a, b) => a.rank - b.rank || a.index - b.index)
-    .map(({ issue }) => `${formatPath(issue.path)}: ${issue.message}`);
+  return inDocumentOrderIssues(document, issues).map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
 }

@@ -2,7 +2,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { notFound, unauthenticated } from '../errors.js';
+import { ApiError, notFound, unauthenticated } from '../errors.js';
+import { createAuthThrottle } from '../services/auth-throttle.js';
 import { createAuthenticator, type Authenticator, type Principal } from '../services/authenticator.js';
 
 declare module 'fastify' {
@@ -20,6 +21,18 @@ declare module 'fastify' {
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
+const tooManyFailures = (waitMs: number) => {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new ApiError(
+    429,
+    'rate_limit_error',
+    'too_many_failed_attempts',
+    `Too many failed admin authentication attempts from this address; retry in ${seconds} s.`,
+    null,
+    { 'retry-after': String(seconds) },
+  );
+};
+
 async function auth(app: FastifyInstance) {
   const authenticator = createAuthenticator(app.db, app.config.keyCacheTtlMs);
   app.decorate('authenticator', authenticator);
@@ -30,11 +43,16 @@ async function auth(app: FastifyInstance) {
   });
 
   const adminDigest = app.config.adminToken ? digest(app.config.adminToken) : null;
+  const throttle = createAuthThrottle(app.config.adminAuthMaxFailuresPerMinute);
   app.decorate('requireAdminToken', async (request: FastifyRequest) => {
     // Without ADMIN_TOKEN the admin API does not exist, as far as anyone can tell.
     if (!adminDigest) throw notFound('unknown_route', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`);
+    // request.ip is the client's own address, or the proxy's X-Forwarded-For one under TRUST_PROXY.
+    const waitMs = throttle.blockedFor(request.ip);
+    if (waitMs > 0) throw tooManyFailures(waitMs);
     const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
     if (!match || !timingSafeEqual(digest(match[1]!), adminDigest)) {
+      throttle.fail(request.ip);
       throw unauthenticated('Missing or invalid admin token. Send `Authorization: Bearer <ADMIN_TOKEN>`.', 'invalid_admin_token');
     }
   });

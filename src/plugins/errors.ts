@@ -61,6 +61,22 @@ function sqlState(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * What of a failure goes into the log. A database error is reduced to its driver's message,
+ * SQLSTATE and stack: drizzle puts the statement and its parameters (which can be key hashes
+ * or sealed provider keys) in its message, and drivers attach them as properties.
+ */
+export function loggableError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const carriesSql = (e: Error) => 'query' in e || 'params' in e || e.message.startsWith('Failed query:');
+  let inner: Error = error;
+  // Peel off the wrappers that carry the statement, down to the driver's own error.
+  while (carriesSql(inner) && inner.cause instanceof Error) inner = inner.cause;
+  if (inner === error && !carriesSql(error) && sqlState(error) === undefined) return error;
+  const message = inner.message.startsWith('Failed query:') ? 'A database query failed.' : inner.message;
+  return { type: inner.name, message, code: (inner as { code?: unknown }).code, stack: inner.stack?.split('\n').filter((line) => line.startsWith('    at ')).join('\n') };
+}
+
 export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
   if (NUL_REFUSED.has(sqlState(error) ?? '')) {
@@ -88,6 +104,10 @@ async function errorsPlugin(app: FastifyInstance) {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Node leaves this check to us (transport/envelope-only.ts), so that it is in the envelope.
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      throw invalidRequest('missing_host_header', 'An HTTP/1.1 request must have a Host header.');
+    }
     if (closing) {
       reply.header('connection', 'close');
       throw new ApiError(503, 'api_error', 'shutting_down', 'The server is shutting down; retry the request.');
@@ -96,20 +116,32 @@ async function errorsPlugin(app: FastifyInstance) {
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
-    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.statusCode >= 500) request.log.error({ err: loggableError(error) }, 'request failed');
     else request.log.info({ code: apiError.code, status: apiError.statusCode }, apiError.message);
     void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody());
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  /** No route of this method owns the path: 405 naming the methods that do, else 404. */
+  const routeMiss = (request: FastifyRequest): ApiError => {
     const path = request.url.split('?')[0]!;
     const allowed = routes.allowedMethods(path);
-    const error =
-      allowed.length > 0
-        ? new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`, null, {
-            allow: allowed.join(', '),
-          })
-        : new ApiError(404, 'invalid_request_error', 'unknown_route', `Unknown request URL: ${request.method} ${path}.`);
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    // A route that exists for this method but found nothing (a missing static file) is a 404.
+    return allowed.length > 0 && !allowed.includes(method)
+      ? new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`, null, {
+          allow: allowed.join(', '),
+        })
+      : new ApiError(404, 'invalid_request_error', 'unknown_route', `Unknown request URL: ${request.method} ${path}.`);
+  };
+
+  // Runs before authentication, so a wrong method on a fixed path is never a ladder 404 or a 401.
+  app.addHook('onRequest', async (request) => {
+    const url = request.routeOptions.url;
+    if (url !== undefined && !routes.owns(url, request.url.split('?')[0]!)) throw routeMiss(request);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = routeMiss(request);
     void reply.code(error.statusCode).headers(error.headers).send(error.toBody());
   });
 }

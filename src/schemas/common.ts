@@ -15,7 +15,12 @@ export const SLUG_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
 export const Username = Type.String({ pattern: USERNAME_PATTERN, description: 'Account username' });
 export const Slug = Type.String({ pattern: SLUG_PATTERN, description: 'Ladder slug' });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp' });
-export const Uuid = Type.String({ format: 'uuid' });
+/**
+ * The plain 8-4-4-4-12 form, the only one the database takes (the `uuid` format alone would
+ * also accept `urn:uuid:...`, which PostgreSQL refuses with an error).
+ */
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+export const Uuid = Type.String({ format: 'uuid', pattern: UUID_PATTERN });
 
 export const ErrorSchema = Type.Object(
   {

@@ -56,7 +56,13 @@ export const ValidateBodySchema = Type.Object({ config: ConfigSchema }, { additi
 
 export const ValidationResultSchema = Type.Object({
   valid: Type.Boolean({ description: 'true: the config can be saved and executed' }),
-  errors: Type.Array(Type.String(), { description: 'Every problem found, each naming where it is' }),
+  errors: Type.Array(Type.String(), {
+    maxItems: 101,
+    description:
+      'The problems found, each naming where it is, in document order (schema problems first): at most 100, then, ' +
+      'when there are more, one last entry `config: N more errors not listed (at most 100 are reported)`',
+  }),
+  error_count: Type.Integer({ minimum: 0, description: 'How many problems were found in all (0 when valid)' }),
 });
 
 export const LadderChatRequestSchema = Type.Object(

@@ -8,6 +8,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ApiError } from '../errors.js';
 import { writeClientError } from '../plugins/errors.js';
+import { answerOnlyInEnvelope, sendRawError } from './envelope-only.js';
 
 const TLS_HANDSHAKE = 0x16;
 // A connection that sends nothing at all is dropped after this long.
@@ -17,14 +18,7 @@ export const httpsRequired = () =>
   new ApiError(400, 'invalid_request_error', 'https_required', 'This service only accepts HTTPS. Resend the request to the https:// URL.');
 
 export function sendHttpsRequired(res: http.ServerResponse, requestId: string = randomUUID()): void {
-  const body = JSON.stringify(httpsRequired().toBody());
-  res.writeHead(400, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'x-request-id': requestId,
-    connection: 'close',
-  });
-  res.end(body);
+  sendRawError(res, httpsRequired(), requestId);
 }
 
 export function createHttpsOnlyServer(
@@ -56,6 +50,8 @@ export function createHttpsOnlyServer(
     });
   });
   plain.on('clientError', writeClientError);
+  // Whatever a plain-HTTP request expects or asks to CONNECT to, the answer is https_required.
+  answerOnlyInEnvelope(plain, httpsRequired);
   server.on('close', () => plain.closeAllConnections());
   return server;
 }

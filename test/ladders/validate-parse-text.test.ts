@@ -35,6 +35,6 @@ describe('parseConfigText', () => {
 
   it('reads a YAML config that then validates', () => {
     const parsed = parseConfigText(stringify(recursiveRefinement), 'refinement.yaml');
-    expect(validateConfig(parsed)).toEqual({ valid: true, errors: [], config: recursiveRefinement });
+    expect(validateConfig(parsed)).toEqual({ valid: true, errors: [], errorCount: 0, config: recursiveRefinement });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/ladders/validator.js';
+import { Issues, type Path } from '../../src/ladders/validation-issues.js';
 import { gatedTreeOfThought, minimalLadder, recursiveRefinement } from './examples.js';
 import { errorsOf, ingest, knob, ladder, step, text } from './validate-helpers.js';
 
@@ -10,26 +11,26 @@ describe('the published examples', () => {
     ['a recursive multi-loop refinement', recursiveRefinement],
   ])('accepts %s and returns a copy of it', (_name, config) => {
     const result = validateConfig(config);
-    expect(result).toEqual({ valid: true, errors: [], config });
+    expect(result).toEqual({ valid: true, errors: [], errorCount: 0, config });
     if (result.valid) expect(result.config).not.toBe(config);
   });
 });
 
 describe('the config as a whole', () => {
   it.each([[null], [[]], ['ladder'], [3]])('rejects %j, which is not an object', (input) => {
-    expect(validateConfig(input)).toEqual({ valid: false, errors: ['config: must be an object'] });
+    expect(validateConfig(input)).toEqual({ valid: false, errors: ['config: must be an object'], errorCount: 1 });
   });
 
   it('refuses absurd nesting anywhere, even in timeline, without exhausting the stack', () => {
     let deep: unknown = 'leaf';
     for (let i = 0; i < 100_000; i++) deep = { a: deep };
     const config = { ...minimalLadder, steps: minimalLadder.steps.map((s, i) => (i === 0 ? { ...s, timeline: deep } : s)) };
-    expect(validateConfig(config)).toEqual({ valid: false, errors: ['config: is nested more than 32 levels deep'] });
-    expect(validateConfig(deep)).toEqual({ valid: false, errors: ['config: is nested more than 32 levels deep'] });
+    expect(validateConfig(config)).toEqual({ valid: false, errors: ['config: is nested more than 32 levels deep'], errorCount: 1 });
+    expect(validateConfig(deep)).toEqual({ valid: false, errors: ['config: is nested more than 32 levels deep'], errorCount: 1 });
   });
 
   it('refuses text that is not valid Unicode, in values and in keys', () => {
-    const unpaired = { valid: false, errors: ['config: contains text that is not valid Unicode (an unpaired surrogate)'] };
+    const unpaired = { valid: false, errors: ['config: contains text that is not valid Unicode (an unpaired surrogate)'], errorCount: 1 };
     expect(validateConfig({ ...minimalLadder, name: 'a\ud800b' })).toEqual(unpaired);
     expect(validateConfig({ ...minimalLadder, knobs: { ['k\udc00']: {} } })).toEqual(unpaired);
     expect(validateConfig({ ...minimalLadder, name: 'emoji 😀 is fine' }).valid).toBe(true);
@@ -208,5 +209,28 @@ describe('reporting', () => {
     expect(errorsOf({ ...minimalLadder, knobs: { 'a b': knob('generic', [1]) } })).toEqual([
       'knobs["a b"]: a knob id may use only letters, digits, "_" and "-"',
     ]);
+  });
+});
+
+describe('a capped list of issues', () => {
+  it('keeps exactly the first issues in document order, whatever order they are reported in', () => {
+    const document = { b: [{ x: 1, y: 2 }, { x: 3 }], a: { k: 1 }, c: 'z' };
+    const paths: Path[] = [['b', 0, 'y'], ['a', 'missing'], ['c'], ['b', 1], ['b', 0], ['b', 0, 'x'], ['a'], ['missing'], ['b', 1, 'x'], ['b', 0, 'nope'], ['a', 'k'], []];
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let round = 0; round < 50; round++) {
+      const reported = [...paths].sort(() => random() - 0.5).map((path, i) => ({ path, message: `m${i}` }));
+      const all = new Issues(document);
+      const capped = new Issues(document, 5);
+      for (const { path, message } of reported) {
+        all.add(path, message);
+        capped.add(path, message);
+      }
+      expect(capped.count).toBe(paths.length);
+      expect(capped.messages()).toEqual(all.messages().slice(0, 5));
+    }
+    const all = new Issues(document);
+    for (const path of paths) all.add(path, 'x');
+    expect(all.messages().map((m) => m.slice(0, -3))).toEqual(['config', 'b[0]', 'b[0].x', 'b[0].y', 'b[0].nope', 'b[1]', 'b[1].x', 'a', 'a.k', 'a.missing', 'c', 'missing']);
   });
 });

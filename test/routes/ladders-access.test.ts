@@ -176,12 +176,14 @@ describe('ladder access', () => {
     expect(direct.json()).toMatchObject({ model: 'gpt-4o-mini', choices: [{ message: { content: 'echo: direct' } }] });
     expect(direct.json().id).toMatch(/^ldr-chat-/);
     const validate = await app.inject({ method: 'POST', url: '/v1/validate', headers: owner.headers, payload: { config: minimalLadder } });
-    expect(validate.json()).toEqual({ valid: true, errors: [] });
+    expect(validate.json()).toEqual({ valid: true, errors: [], error_count: 0 });
     const patched = await app.inject({ method: 'PATCH', url: '/v1/providers/openai', headers: owner.headers, payload: { priority: 5 } });
     expect(patched.json()).toMatchObject({ provider: 'openai', priority: 5 });
     expect((await app.inject({ method: 'GET', url: '/v1/openapi.json' })).statusCode).toBe(200);
-    // A fixed prefix with a method it lacks falls through to the ladder routes: "providers" is a reserved username.
-    expect((await get(owner.headers, 'providers/openai')).body).toBe(notFoundBody('providers/openai'));
+    // A fixed prefix with a method it lacks never falls through to the ladder routes: "providers" is a reserved username.
+    const wrongMethod = await get(owner.headers, 'providers/openai');
+    expect(wrongMethod.statusCode).toBe(405);
+    expect(wrongMethod.headers.allow).toBe('PATCH, DELETE');
   });
 
   it('requires an API key on every ladder route', async () => {

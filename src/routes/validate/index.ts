@@ -9,13 +9,15 @@ const validateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['ladders'],
       summary: 'Validate a ladder config without saving or running it',
-      description: 'Reports every problem found, schema problems first, each naming where it is. A config that validates can be saved and run.',
+      description:
+        'Reports the problems found, schema problems first, each naming where it is: at most 100, then one entry ' +
+        'saying how many more there were; `error_count` is the total. A config that validates can be saved and run.',
       body: ValidateBodySchema,
       response: { 200: ValidationResultSchema, ...errorResponses(400, 401, 413) },
     },
   }, async (request) => {
     const result = validateConfig(request.body.config);
-    return { valid: result.valid, errors: result.errors };
+    return { valid: result.valid, errors: result.errors, error_count: result.errorCount };
   });
 };
 

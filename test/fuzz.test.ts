@@ -1,0 +1,240 @@
+// Generated requests across every route: odd methods, paths, encodings, bodies, headers and
+// content types. Whatever arrives, the answer is never a 5xx, always in the envelope (or the
+// route's success shape), and comes in bounded time; the app still answers afterwards.
+// A failure prints its seed: FUZZ_SEED=<seed> npx vitest run test/fuzz.test.ts reproduces it.
+import type { InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminHeaders, build, createUser, type TestApp } from './helpers/build.js';
+import { minimalLadder } from './ladders/examples.js';
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2500);
+const PER_REQUEST_MS = 10_000;
+
+/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+function generator(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T,>(items: readonly T[]): T => items[int(items.length)]!;
+  const chance = (p: number) => next() < p;
+  return { next, int, pick, chance };
+}
+type Random = ReturnType<typeof generator>;
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+const ODD_SEGMENTS = [
+  '', '.', '..', '%2e%2e', '%00', 'a%00b', '%2F', 'a%2Fb', '%ZZ', '%', '%e9', '%C3%A9', 'é', '%F0%9F%98%80', '%ED%A0%80',
+  ' ', '%20', '+', 'Bad-Slug', 'UPPER', '-x', 'x-', '_', '__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString',
+  'admin', 'providers', 'chat', 'validate', 'v1', 'docs', 'null', 'undefined', '0', '-1', '1e309', 'true', '[]', '{}',
+  'urn:uuid:00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000000', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF',
+  '00000000000040008000000000000000', 'catalog', 'openai', 'anthropic', 'azure-openai', 'x'.repeat(64), 'x'.repeat(65), 'a'.repeat(101),
+  ';', ':', '@', '*', '?', '%3F', '#', '%23', '\\', "'", '"', '<script>', '%0d%0a', 'ladder.json',
+];
+const FIELD_NAMES = [
+  'model', 'messages', 'role', 'content', 'stream', 'temperature', 'max_tokens', 'knobs', 'config', 'description', 'usage_visibility',
+  'config_visibility', 'provider', 'api_key', 'priority', 'label', 'endpoint', 'username', 'name', 'access', 'mode', 'ladders', 'author',
+  'template', 'steps', 'exit', 'id', 'type', 'fields', 'from', 'stepId', 'nodes', 'continueIf', 'recursion', 'maxDepth', 'executionBudget',
+  'maxSpend', 'allowedTargets', 'strategy', 'providers', 'models', '__proto__', 'constructor', 'toString', '', '\u0000', 'a\u0000b', '\ud800',
+];
+const STRINGS = [
+  '', ' ', 'x', 'user', 'assistant', 'system', 'tool', 'gpt-4o-mini', 'openai/gpt-4o-mini', 'anthropic', 'openai', 'public', 'private',
+  'unlisted', 'whitelist', 'blacklist', 'unrestricted', 'universal', 'constrained', 'normal', 'group', 'sequential', 'text', 'ingest',
+  'input.context', '{{knobs.x}}', '\u0000', 'a\u0000b', '\ud800', '\udc00x', '😀', 'é', 'http://127.0.0.1:1/v1', 'https://example.invalid',
+  'file:///etc/passwd', 'javascript:alert(1)', '../../etc', '%00', '<b>', 'null', 'true', '1e309', 'ldr_live_abcdefgh_x', 'NaN',
+];
+
+function jsonValue(r: Random, depth = 0): unknown {
+  const kind = depth > 4 ? r.int(6) : r.int(9);
+  switch (kind) {
+    case 0: return null;
+    case 1: return r.chance(0.5);
+    case 2: return r.pick([0, -1, 1, 0.5, -0.0, 1000, 1001, 2 ** 31, 2 ** 53 + 1, -1e308, 1e308, 5e-324, 50, 51]);
+    case 3: return r.pick(STRINGS);
+    case 4: return r.chance(0.1) ? 'y'.repeat(r.pick([1000, 70_000, 300_000])) : r.pick(STRINGS) + r.pick(STRINGS);
+    case 5: return r.chance(0.3) ? '\u0000'.repeat(r.int(50) + 1) : r.pick(FIELD_NAMES);
+    case 6:
+    case 7: {
+      const object: Record<string, unknown> = {};
+      for (let i = r.int(5); i > 0; i--) object[r.pick(FIELD_NAMES)] = jsonValue(r, depth + 1);
+      return object;
+    }
+    default: return Array.from({ length: r.int(4) }, () => jsonValue(r, depth + 1));
+  }
+}
+
+/** A body that is close to what the route expects, with one or two things wrong. */
+function plausibleBody(r: Random): unknown {
+  const templates: Array<() => Record<string, unknown>> = [
+    () => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    () => ({ config: structuredClone(minimalLadder) }),
+    () => ({ provider: 'openai', api_key: 'sk-test', priority: 5, label: 'x' }),
+    () => ({ username: `fz${r.int(1e6)}` }),
+    () => ({ name: 'k', access: { mode: 'whitelist', ladders: ['alice/*'] } }),
+    () => ({ author: 'alice', template: 'x', model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+  ];
+  const body = r.pick(templates)();
+  for (let i = r.int(3); i > 0; i--) {
+    const keys = Object.keys(body);
+    const key = r.chance(0.7) && keys.length > 0 ? r.pick(keys) : r.pick(FIELD_NAMES);
+    if (r.chance(0.2)) delete body[key];
+    else body[key] = jsonValue(r);
+  }
+  if (r.chance(0.1) && body.config && typeof body.config === 'object') {
+    const config = body.config as Record<string, unknown>;
+    config[r.pick(['steps', 'knobs', 'exit', 'name', 'allowedTargets', 'executionBudget'])] = jsonValue(r);
+  }
+  return body;
+}
+
+function nested(r: Random): string {
+  const depth = r.pick([50, 1000, 10_000, 100_000]);
+  return r.chance(0.5) ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+}
+
+function payload(r: Random): string | undefined {
+  switch (r.int(10)) {
+    case 0: return undefined;
+    case 1: return r.pick(['', ' ', 'null', '[]', '"x"', '1', 'true', '{', '{"a":}', '\u0000', '{"a":1}{"b":2}', 'NaN', '{"__proto__":{"x":1}}',
+      '{"constructor":{"prototype":{}}}', '\ufeff{}', '{"model":"\\ud800"}', '{"model":"\\u0000"}']);
+    case 2: return nested(r);
+    case 3: return JSON.stringify(jsonValue(r));
+    case 4: return 'z'.repeat(r.pick([10, 2_000_000]));
+    default: return JSON.stringify(plausibleBody(r));
+  }
+}
+
+describe('fuzz', () => {
+  let t: TestApp;
+  let user: Awaited<ReturnType<typeof createUser>>;
+  beforeAll(async () => {
+    t = await build();
+    user = await createUser(t.app, 'alice');
+    // A second account owns the provider connections, so that no chat request ever reaches a vendor.
+    const res = await t.app.inject({ method: 'PUT', url: '/v1/alice/known', headers: user.headers, payload: { config: minimalLadder, usage_visibility: 'public' } });
+    expect(res.statusCode).toBe(201);
+  });
+  afterAll(() => t?.close());
+
+  function request(r: Random, other: { headers: Record<string, string> }): InjectOptions {
+    const segment = () => (r.chance(0.5) ? r.pick(ODD_SEGMENTS) : r.pick(['alice', 'known', 'bob', 'x', 'a1', 'openai', `fz${r.int(100)}`]));
+    const paths = [
+      () => '/v1/chat/completions',
+      () => `/v1/${segment()}/${segment()}/chat/completions`,
+      () => `/v1/${segment()}/${segment()}`,
+      () => `/v1/${segment()}`,
+      () => '/v1/providers',
+      () => `/v1/providers/${segment()}`,
+      () => '/v1/providers/catalog',
+      () => '/v1/validate',
+      () => '/v1/admin/accounts',
+      () => `/v1/admin/accounts/${segment()}/api-keys`,
+      () => `/v1/admin/api-keys/${segment()}`,
+      () => r.pick(['/healthz', '/readyz', '/v1/openapi.json', '/docs', '/docs/static/nope.js', '/v1/pipelines/instances', '/', '//', '/v1//x', '/v1/']),
+      () => `/${Array.from({ length: r.int(6) + 1 }, segment).join('/')}`,
+    ];
+    let url = r.pick(paths)();
+    if (r.chance(0.15)) url += r.pick(['?', '?version=1', '?version=0', '?version=abc', '?version=1&version=2', '?a=%ZZ', '?__proto__=1', `?x=${'q'.repeat(5000)}`]);
+    if (r.chance(0.05)) url += r.pick(['/', '//', '/.', '/%00']);
+    const owner = r.chance(0.6) ? user : other;
+    const auth = r.pick<Record<string, string>>([
+      owner.headers, owner.headers, owner.headers, adminHeaders, {}, { authorization: 'Bearer ' }, { authorization: 'Bearer ldr_live_abcdefgh_xyz' },
+      { authorization: 'Basic YTpi' }, { authorization: `Bearer ${'k'.repeat(10_000)}` }, { authorization: 'Bearer a\tb' },
+    ]);
+    const body = payload(r);
+    const headers: Record<string, string> = { ...auth };
+    if (body !== undefined || r.chance(0.1)) {
+      const contentType = r.pick([
+        'application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1',
+        'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/vnd.api+json', 'APPLICATION/JSON',
+        'application/json;', '', 'application/octet-stream', 'application/json, text/plain',
+      ]);
+      if (contentType !== '' || r.chance(0.5)) headers['content-type'] = contentType;
+    }
+    if (r.chance(0.1)) headers['x-request-id'] = r.pick(['ok-1', 'x'.repeat(500), 'a b', '\u00e9']);
+    if (r.chance(0.05)) headers['accept'] = r.pick(['text/html', '*/*', 'application/xml']);
+    if (r.chance(0.05)) headers['content-encoding'] = r.pick(['gzip', 'br', 'identity']);
+    if (r.chance(0.05)) headers['x-forwarded-for'] = '1.2.3.4';
+    return {
+      method: r.pick(METHODS),
+      url,
+      headers,
+      ...(body !== undefined ? { payload: body } : {}),
+      remoteAddress: `10.0.0.${r.int(200)}`,
+    };
+  }
+
+  it(`answers ${REQUESTS} generated requests without a 5xx, always in the envelope (seed ${SEED})`, async () => {
+    const other = await createUser(t.app, 'bob');
+    // A connection to a closed local port: a call that got this far would fail fast, locally.
+    await t.app.inject({ method: 'POST', url: '/v1/providers', headers: other.headers, payload: { provider: 'openai', api_key: 'sk-x', endpoint: 'http://127.0.0.1:9/v1' } });
+    const r = generator(SEED);
+    const failures: string[] = [];
+    let unsendable = 0;
+    const started = performance.now();
+    for (let i = 0; i < REQUESTS && failures.length < 10; i++) {
+      const options = request(r, other);
+      const describeRequest = () => `#${i} ${options.method} ${String(options.url).slice(0, 200)} ${JSON.stringify(options.headers).slice(0, 200)} body=${JSON.stringify(String(options.payload ?? '<none>').slice(0, 200))}`;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), PER_REQUEST_MS)));
+      // light-my-request itself refuses a few URLs (`//x` parses as a host); those never reach the app.
+      const sent = t.app.inject(options).catch((error: unknown) => {
+        if (error instanceof TypeError && error.message === 'Invalid URL') return 'unsendable' as const;
+        throw error;
+      });
+      const res = await Promise.race([sent, timeout]).finally(() => clearTimeout(timer));
+      if (res === 'unsendable') {
+        unsendable++;
+        continue;
+      }
+      if (res === 'timeout') {
+        failures.push(`${describeRequest()}: no answer within ${PER_REQUEST_MS} ms`);
+        continue;
+      }
+      const problem = judge(options, res.statusCode, String(res.headers['content-type'] ?? ''), res.body);
+      if (problem) failures.push(`${describeRequest()}: ${problem}`);
+    }
+    const elapsed = Math.round(performance.now() - started);
+    if (failures.length > 0) console.error(`fuzz failed with FUZZ_SEED=${SEED} after ${elapsed} ms:\n${failures.join('\n')}`);
+    expect(failures, `FUZZ_SEED=${SEED}`).toEqual([]);
+    expect(unsendable).toBeLessThan(REQUESTS / 20);
+    const health = await t.app.inject({ method: 'GET', url: '/healthz' });
+    expect(health.statusCode).toBe(200);
+    expect(health.json()).toEqual({ status: 'ok' });
+    const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+  }, 120_000);
+});
+
+/** What is wrong with an answer, or null. */
+function judge(options: InjectOptions, status: number, contentType: string, body: string): string | null {
+  if (status >= 500) return `status ${status}: ${body.slice(0, 300)}`;
+  if (options.method === 'HEAD') return body === '' ? null : 'HEAD answered with a body';
+  const path = String(options.url).split('?')[0]!;
+  // The browsable reference serves HTML, scripts and styles.
+  if (status < 300 && (path === '/docs' || path.startsWith('/docs/'))) return null;
+  if (!contentType.startsWith('application/json')) return `status ${status} with content-type ${JSON.stringify(contentType)}`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return `status ${status}: body is not JSON: ${body.slice(0, 200)}`;
+  }
+  if (status < 400) return parsed !== null && typeof parsed === 'object' ? null : `status ${status}: ${body.slice(0, 200)}`;
+  const error = (parsed as { error?: Record<string, unknown> }).error;
+  const keys = error && typeof error === 'object' ? Object.keys(error).sort().join(',') : '';
+  const wellFormed =
+    Object.keys(parsed as object).length === 1 &&
+    keys === 'code,message,param,type' &&
+    typeof error!.message === 'string' &&
+    typeof error!.type === 'string' &&
+    typeof error!.code === 'string' &&
+    (error!.param === null || typeof error!.param === 'string');
+  return wellFormed ? null : `status ${status}: not the envelope: ${body.slice(0, 300)}`;
+}
