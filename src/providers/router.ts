@@ -1,5 +1,6 @@
 // The fallback router: candidates in order, circuit breaker, one policy for fallback and retry,
 // and the error a caller sees when nothing answered.
+import { createHmac, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { ApiError, invalidRequest, type ErrorType } from '../errors.js';
@@ -65,6 +66,22 @@ function targetFrom(url: URL, dispatcher: Dispatcher, opaque: boolean): Target {
 
 const ENDPOINT_CACHE_LIMIT = 1000;
 
+// A circuit belongs to one connection as it is configured: a new key or endpoint is a new
+// circuit, on every node as soon as it reads the change. The key is folded in through an HMAC
+// under a per-process secret, so the breaker's map holds nothing that identifies it.
+const circuitSecret = randomBytes(32);
+const circuitKeys = new WeakMap<ProviderConnection, string>();
+
+function circuitKey(connection: ProviderConnection): string {
+  let key = circuitKeys.get(connection);
+  if (key === undefined) {
+    const digest = createHmac('sha256', circuitSecret).update(connection.apiKey).update('\0').update(connection.endpoint ?? '').digest('base64url');
+    key = `${connection.id}:${digest.slice(0, 22)}`;
+    circuitKeys.set(connection, key);
+  }
+  return key;
+}
+
 export function createProviderRouter(options: ProviderRouterOptions = {}): ProviderRouter {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const allowPrivate = options.allowPrivateEndpoints ?? false;
@@ -115,17 +132,18 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     let upstreamMs = 0;
     let translationError: ApiError | null = null;
     // Never fail without trying: if every circuit is open, the one that reopens first is tried anyway.
-    const forced = candidates.some((c) => breaker.wouldAdmit(c.connection.id))
+    const forced = candidates.some((c) => breaker.wouldAdmit(circuitKey(c.connection)))
       ? null
-      : candidates.reduce((a, b) => (breaker.openUntil(b.connection.id) < breaker.openUntil(a.connection.id) ? b : a));
+      : candidates.reduce((a, b) => (breaker.openUntil(circuitKey(b.connection)) < breaker.openUntil(circuitKey(a.connection)) ? b : a));
 
     for (let i = 0; i < candidates.length; i++) {
       const candidate = candidates[i]!;
       const { connection } = candidate;
+      const circuit = circuitKey(connection);
       // Admission happens only when the candidate's turn comes, so a half-open trial is never
       // claimed by a request that answers from an earlier candidate.
-      if (candidate === forced) breaker.force(connection.id);
-      else if (breaker.admit(connection.id) === 'open') {
+      if (candidate === forced) breaker.force(circuit);
+      else if (breaker.admit(circuit) === 'open') {
         attempts.push(record(log, candidate, null, 'skipped', 'circuit_open', 0));
         continue;
       }
@@ -137,7 +155,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
         // This vendor cannot express the request (e.g. an image form it does not take); another may.
         if (!(error instanceof ApiError)) throw error;
         translationError ??= error;
-        breaker.release(connection.id);
+        breaker.release(circuit);
         attempts.push(record(log, candidate, null, 'skipped', 'unsupported_content', 0));
         continue;
       }
@@ -159,7 +177,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
           });
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
-          breaker.success(connection.id);
+          breaker.success(circuit);
           attempts.push(record(log, candidate, result.status, 'ok', undefined, latencyMs, result.requestId));
           return { ...result.output, provider: connection.provider, attempts, upstreamMs };
         } catch (caught) {
@@ -168,11 +186,11 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
           if (!(caught instanceof VendorError)) throw caught;
           attempts.push(record(log, candidate, caught.status, 'failed', REASONS[caught.kind], latencyMs, caught.requestId));
           if (!fallsBack(caught)) {
-            breaker.release(connection.id);
+            breaker.release(circuit);
             throw final(caught, attempts, upstreamMs);
           }
-          if (countsAgainstConnection(caught)) breaker.failure(connection.id);
-          const othersLeft = candidates.slice(i + 1).some((c) => breaker.wouldAdmit(c.connection.id));
+          if (countsAgainstConnection(caught)) breaker.failure(circuit);
+          const othersLeft = candidates.slice(i + 1).some((c) => breaker.wouldAdmit(circuitKey(c.connection)));
           const delay = retryDelayMs(caught, othersLeft, retried);
           if (delay === null) {
             failures.push(caught);
