@@ -27,6 +27,8 @@ const EnvSchema = Type.Object({
   SHUTDOWN_TIMEOUT_MS: Int(0, 600_000, 10_000),
   KEY_CACHE_TTL_MS: Int(0, 3_600_000, 10_000),
   PROVIDER_TIMEOUT_MS: Int(100, 600_000, 60_000),
+  // No schema default: unset, it follows PROVIDER_TIMEOUT_MS (see requestTimeout).
+  REQUEST_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
   PROVIDER_CONNECT_TIMEOUT_MS: Int(100, 60_000, 5_000),
   ALLOW_PRIVATE_ENDPOINTS: Type.Optional(Bool),
   BREAKER_FAILURE_THRESHOLD: Int(1, 1000, 3),
@@ -62,6 +64,8 @@ export interface Config {
   keyCacheTtlMs: number;
   providers: {
     timeoutMs: number;
+    /** Deadline of one model call through the router, every fallback attempt together. */
+    requestTimeoutMs: number;
     connectTimeoutMs: number;
     allowPrivateEndpoints: boolean;
     breakerFailureThreshold: number;
@@ -105,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheTtlMs: parsed.KEY_CACHE_TTL_MS,
     providers: {
       timeoutMs: parsed.PROVIDER_TIMEOUT_MS,
+      requestTimeoutMs: requestTimeout(parsed),
       connectTimeoutMs: parsed.PROVIDER_CONNECT_TIMEOUT_MS,
       allowPrivateEndpoints: isTrue(parsed.ALLOW_PRIVATE_ENDPOINTS),
       breakerFailureThreshold: parsed.BREAKER_FAILURE_THRESHOLD,
@@ -154,6 +159,21 @@ function describe(schema: TSchema, fallback: string): string {
 
 function isTrue(flag: string | undefined): boolean {
   return flag === 'true' || flag === '1';
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+/** Unset: 120 s, or PROVIDER_TIMEOUT_MS when that is longer. Set: never below PROVIDER_TIMEOUT_MS. */
+function requestTimeout(env: Env): number {
+  const attempt = env.PROVIDER_TIMEOUT_MS;
+  const set = env.REQUEST_TIMEOUT_MS;
+  if (set === undefined) return Math.max(DEFAULT_REQUEST_TIMEOUT_MS, attempt);
+  if (set < attempt) {
+    throw new ConfigError(
+      `Invalid configuration:\n  REQUEST_TIMEOUT_MS=${JSON.stringify(String(set))}: must be at least PROVIDER_TIMEOUT_MS (${attempt}), so that one attempt can use its full time`,
+    );
+  }
+  return set;
 }
 
 function tlsFiles(env: Env): Config['tls'] {

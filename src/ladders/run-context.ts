@@ -1,5 +1,6 @@
 // The bookkeeping of one run: every model call goes through here to be budgeted, capped,
 // timed, charged and traced, and the first failure halts everything still in flight.
+import { abortScope } from '../abort-scope.js';
 import { ApiError, internalError } from '../errors.js';
 import type { Usage } from '../providers/types.js';
 import { budgetExceeded, runCancelled, runLimitExceeded, runTimeout, stepFailed } from './limits.js';
@@ -63,8 +64,11 @@ export class RunContext {
     this.modelCalls += 1;
     const started = performance.now();
     const base = { node, prompt: prompt.slice(0, TRACE_PROMPT_CHARS), promptChars: prompt.length };
+    // Each call gets its own scope under the run's signal, so the run's signal carries one
+    // listener however many calls are in flight (see abort-scope.ts).
+    const scope = abortScope(this.controller.signal);
     try {
-      const signal = this.controller.signal;
+      const signal = scope.signal;
       const request = { model, messages: [{ role: 'user' as const, content: prompt }] };
       const result = await untilAborted(this.options.call(request, signal), signal);
       const costUsd = costOf(model, result.usage, this.prices);
@@ -83,6 +87,8 @@ export class RunContext {
       const failure = this.fatal ?? stepFailed(step.stepId, error);
       addNode(step, { ...base, output: '', survived: false, usage: noUsage(), costUsd: 0, provider: null, latencyMs, error: message });
       throw this.halt(failure);
+    } finally {
+      scope.dispose();
     }
   }
 

@@ -2,6 +2,8 @@
 // skipped for `cooldownMs`; then one caller gets a trial (half-open) while others keep skipping it.
 // Circuits are keyed by whatever the caller passes; the router passes a key that changes with the
 // connection's key and endpoint, so a fixed connection starts closed.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { ProviderConnection } from './types.js';
 
 export interface BreakerOptions {
   /** Consecutive failures that open the circuit. Default 3. */
@@ -93,4 +95,20 @@ export class CircuitBreaker {
     if (!state || state.failures < this.threshold) return 'closed';
     return this.now() < state.openUntil ? 'open' : 'half-open';
   }
+}
+
+// A circuit belongs to one connection as it is configured: a new key or endpoint is a new
+// circuit, on every node as soon as it reads the change. The key is folded in through an HMAC
+// under a per-process secret, so the breaker's map holds nothing that identifies it.
+const circuitSecret = randomBytes(32);
+const circuitKeys = new WeakMap<ProviderConnection, string>();
+
+export function circuitKey(connection: ProviderConnection): string {
+  let key = circuitKeys.get(connection);
+  if (key === undefined) {
+    const digest = createHmac('sha256', circuitSecret).update(connection.apiKey).update('\0').update(connection.endpoint ?? '').digest('base64url');
+    key = `${connection.id}:${digest.slice(0, 22)}`;
+    circuitKeys.set(connection, key);
+  }
+  return key;
 }

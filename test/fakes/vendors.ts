@@ -4,7 +4,7 @@
  *   const fake = await startFakeOpenAI();            // also startFakeAnthropic/Gemini/Azure()
  *   fake.baseUrl       // what the router needs: PROVIDER_BASE_URL_<ID> or a connection endpoint
  *   fake.apiKey        // the only key it accepts (option `apiKey`, default 'test-key-<vendor>')
- *   fake.requests      // every request received: { method, path, query, headers, body, rawBody }
+ *   fake.requests      // every request received: { method, path, query, headers, body, rawBody, clientClosed }
  *   fake.script(step, ...more)   // queue behaviours, one per request; then it echoes again
  *   fake.setDefault(step | null) // behaviour for every unscripted request (null: echo)
  *   fake.reset()       // forget requests and queued steps
@@ -45,6 +45,8 @@ export interface RecordedRequest {
   /** Parsed JSON body, or undefined when it was not JSON. */
   body: any;
   rawBody: string;
+  /** Set when the client closed the connection before the response was complete (an abort). */
+  clientClosed: boolean;
 }
 
 export interface FakeVendor {
@@ -110,8 +112,12 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
       headers: req.headers,
       body,
       rawBody,
+      clientClosed: false,
     };
     requests.push(recorded);
+    res.on('close', () => {
+      if (!res.writableFinished) recorded.clientClosed = true;
+    });
     const n = ++counter;
     res.setHeader(dialect.requestIdHeader, `req_fake_${n}`);
 
