@@ -39,6 +39,7 @@ const EnvSchema = Type.Object({
   LADDER_MAX_RECURSION_DEPTH: Int(0, 10, 10),
   LADDER_MAX_RUN_MS: Int(1000, 86_400_000, 600_000),
   LADDER_MAX_CONCURRENT_CALLS: Int(1, 256, 8),
+  LADDER_MAX_OUTPUT_TOKENS: Int(16, 1_000_000, 4096),
   UNKNOWN_MODEL_PRICE_INPUT: Type.Number({ minimum: 0, default: 10 }),
   UNKNOWN_MODEL_PRICE_OUTPUT: Type.Number({ minimum: 0, default: 30 }),
 });
@@ -80,6 +81,8 @@ export interface Config {
     maxRecursionDepth: number;
     maxRunMs: number;
     maxConcurrentCalls: number;
+    /** Cap on max_tokens of one ladder call; the budget may lower it. */
+    maxOutputTokens: number;
     unknownModelPrice: { input: number; output: number };
   };
 }
@@ -123,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRecursionDepth: parsed.LADDER_MAX_RECURSION_DEPTH,
       maxRunMs: parsed.LADDER_MAX_RUN_MS,
       maxConcurrentCalls: parsed.LADDER_MAX_CONCURRENT_CALLS,
+      maxOutputTokens: parsed.LADDER_MAX_OUTPUT_TOKENS,
       unknownModelPrice: { input: parsed.UNKNOWN_MODEL_PRICE_INPUT, output: parsed.UNKNOWN_MODEL_PRICE_OUTPUT },
     },
   };

@@ -33,6 +33,7 @@ async function laddersPlugin(app: FastifyInstance) {
         maxRecursionDepth: settings.maxRecursionDepth,
         maxRunMs: settings.maxRunMs,
         maxConcurrentCalls: settings.maxConcurrentCalls,
+        maxOutputTokens: settings.maxOutputTokens,
       },
       prices: createPriceTable({ unknownModel: settings.unknownModelPrice }),
     }),

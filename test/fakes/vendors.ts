@@ -18,7 +18,8 @@
  * Steps (Script): reply (scripted content/finish/usage), error (status with the vendor's error
  * body, optional retry-after), delay (wait, then echo), reset (TCP reset, no response),
  * malformed (200 with invalid JSON), wrong-shape (200, valid JSON, not the vendor's shape),
- * redirect (3xx with Location), raw (anything).
+ * redirect (3xx with Location), raw (anything), greedy (echo, but reports as many completion tokens
+ * as the request allowed: its max_tokens, or 1,000,000 when it set none).
  *
  * Base URLs: OpenAI-compatible `${url}/v1` (path /v1/chat/completions); Anthropic `${url}`
  * (/v1/messages); Gemini `${url}` (/v1beta/models/{model}:generateContent); Azure `${url}`
@@ -31,6 +32,7 @@ export type Script =
   | { kind: 'reply'; content: string; finish?: string; usage?: { prompt: number; completion: number } }
   | { kind: 'error'; status: number; message?: string; retryAfter?: string }
   | { kind: 'delay'; ms: number }
+  | { kind: 'greedy' }
   | { kind: 'reset' }
   | { kind: 'malformed' }
   | { kind: 'wrong-shape' }
@@ -147,6 +149,8 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
         res.on('close', () => clearTimeout(timer));
         return;
       }
+      case 'greedy':
+        return sendJson(res, 200, dialect.success({ ...echo(), completion: requestedMaxTokens(body) ?? 1_000_000 }, recorded, n));
       case 'reset':
         req.socket.resetAndDestroy();
         return;
@@ -188,6 +192,11 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
         server.close(() => resolve());
       }),
   };
+}
+
+/** The output cap a request set, in whichever field its vendor reads. */
+function requestedMaxTokens(body: any): number | undefined {
+  return body?.max_tokens ?? body?.max_completion_tokens ?? body?.generationConfig?.maxOutputTokens;
 }
 
 function sendJson(res: ServerResponse, status: number, payload: unknown): void {
