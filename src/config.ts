@@ -30,6 +30,8 @@ const EnvSchema = Type.Object({
   SHUTDOWN_TIMEOUT_MS: Int(0, 600_000, 10_000),
   KEY_CACHE_TTL_MS: Int(0, 3_600_000, 10_000),
   PROVIDER_TIMEOUT_MS: Int(100, 600_000, 60_000),
+  // No schema default: unset, it follows PROVIDER_TIMEOUT_MS (see requestTimeout).
+  REQUEST_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
   PROVIDER_CONNECT_TIMEOUT_MS: Int(100, 60_000, 5_000),
   ALLOW_PRIVATE_ENDPOINTS: Type.Optional(Bool),
   BREAKER_FAILURE_THRESHOLD: Int(1, 1000, 3),
@@ -40,6 +42,7 @@ const EnvSchema = Type.Object({
   LADDER_MAX_RECURSION_DEPTH: Int(0, 10, 10),
   LADDER_MAX_RUN_MS: Int(1000, 86_400_000, 600_000),
   LADDER_MAX_CONCURRENT_CALLS: Int(1, 256, 8),
+  LADDER_MAX_OUTPUT_TOKENS: Int(16, 1_000_000, 4096),
   UNKNOWN_MODEL_PRICE_INPUT: Type.Number({ minimum: 0, default: 10 }),
   UNKNOWN_MODEL_PRICE_OUTPUT: Type.Number({ minimum: 0, default: 30 }),
   // Quotas, usage ledger and prices (docs/quotas.md).
@@ -72,6 +75,8 @@ export interface Config {
   keyCacheTtlMs: number;
   providers: {
     timeoutMs: number;
+    /** Deadline of one model call through the router, every fallback attempt together. */
+    requestTimeoutMs: number;
     connectTimeoutMs: number;
     allowPrivateEndpoints: boolean;
     breakerFailureThreshold: number;
@@ -86,6 +91,8 @@ export interface Config {
     maxRecursionDepth: number;
     maxRunMs: number;
     maxConcurrentCalls: number;
+    /** Cap on max_tokens of one ladder call; the budget may lower it. */
+    maxOutputTokens: number;
     unknownModelPrice: { input: number; output: number };
   };
   /** Quotas, usage ledger and prices (docs/quotas.md). */
@@ -126,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheTtlMs: parsed.KEY_CACHE_TTL_MS,
     providers: {
       timeoutMs: parsed.PROVIDER_TIMEOUT_MS,
+      requestTimeoutMs: requestTimeout(parsed),
       connectTimeoutMs: parsed.PROVIDER_CONNECT_TIMEOUT_MS,
       allowPrivateEndpoints: isTrue(parsed.ALLOW_PRIVATE_ENDPOINTS),
       breakerFailureThreshold: parsed.BREAKER_FAILURE_THRESHOLD,
@@ -139,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRecursionDepth: parsed.LADDER_MAX_RECURSION_DEPTH,
       maxRunMs: parsed.LADDER_MAX_RUN_MS,
       maxConcurrentCalls: parsed.LADDER_MAX_CONCURRENT_CALLS,
+      maxOutputTokens: parsed.LADDER_MAX_OUTPUT_TOKENS,
       unknownModelPrice: { input: parsed.UNKNOWN_MODEL_PRICE_INPUT, output: parsed.UNKNOWN_MODEL_PRICE_OUTPUT },
     },
     usage: {
@@ -190,6 +199,21 @@ function describe(schema: TSchema, fallback: string): string {
 
 function isTrue(flag: string | undefined): boolean {
   return flag === 'true' || flag === '1';
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+/** Unset: 120 s, or PROVIDER_TIMEOUT_MS when that is longer. Set: never below PROVIDER_TIMEOUT_MS. */
+function requestTimeout(env: Env): number {
+  const attempt = env.PROVIDER_TIMEOUT_MS;
+  const set = env.REQUEST_TIMEOUT_MS;
+  if (set === undefined) return Math.max(DEFAULT_REQUEST_TIMEOUT_MS, attempt);
+  if (set < attempt) {
+    throw new ConfigError(
+      `Invalid configuration:\n  REQUEST_TIMEOUT_MS=${JSON.stringify(String(set))}: must be at least PROVIDER_TIMEOUT_MS (${attempt}), so that one attempt can use its full time`,
+    );
+  }
+  return set;
 }
 
 function tlsFiles(env: Env): Config['tls'] {

@@ -16,10 +16,27 @@ export function wellFormedText(text: string): string {
 
 /** A copy of a JSON value with every string, keys included, made well-formed. */
 export function wellFormedJson<T>(value: T): T {
-  if (typeof value === 'string') return wellFormedText(value) as T;
-  if (Array.isArray(value)) return value.map(wellFormedJson) as T;
+  return mapStrings(value, wellFormedText);
+}
+
+function mapStrings<T>(value: T, map: (text: string) => string): T {
+  if (typeof value === 'string') return map(value) as T;
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, map)) as T;
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [wellFormedText(k), wellFormedJson(v)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [map(k), mapStrings(v, map)])) as T;
   }
   return value;
+}
+
+// PostgreSQL refuses NUL in text and jsonb; replaced like a lone surrogate, it can no longer fail a write.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Text from outside (vendor answers and messages) made storable: NUL and lone surrogates become U+FFFD. */
+export function storableText(text: string): string {
+  return text.replace(UNSTORABLE, '\ufffd');
+}
+
+/** A copy of a JSON value with every string, keys included, made storable. */
+export function storableJson<T>(value: T): T {
+  return mapStrings(value, storableText);
 }

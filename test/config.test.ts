@@ -20,6 +20,7 @@ describe('loadConfig', () => {
     });
     expect(config.providers).toEqual({
       timeoutMs: 60_000,
+      requestTimeoutMs: 120_000,
       connectTimeoutMs: 5_000,
       allowPrivateEndpoints: false,
       breakerFailureThreshold: 3,
@@ -62,6 +63,12 @@ describe('loadConfig', () => {
     });
   });
 
+  it('gives a call a deadline of 120 s, or PROVIDER_TIMEOUT_MS when longer, unless set', () => {
+    expect(loadConfig({ PROVIDER_TIMEOUT_MS: '300000' }).providers.requestTimeoutMs).toBe(300_000);
+    expect(loadConfig({ PROVIDER_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2500' }).providers.requestTimeoutMs).toBe(2500);
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '60000' }).providers.requestTimeoutMs).toBe(60_000);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 8443, databaseUrl: null });
   });
@@ -75,6 +82,9 @@ describe('loadConfig', () => {
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN=(hidden): must be at least 16 characters long'],
     [{ TLS_CERT_FILE: '/c.pem' }, 'TLS_CERT_FILE and TLS_KEY_FILE must be set together'],
     [{ PROVIDER_BASE_URL_OPENAI: 'ftp://x' }, 'PROVIDER_BASE_URL_OPENAI="ftp://x": must be an http(s) URL'],
+    [{ REQUEST_TIMEOUT_MS: '50' }, 'REQUEST_TIMEOUT_MS="50": must be a whole number from 100 to 3600000'],
+    [{ REQUEST_TIMEOUT_MS: '30000' }, 'REQUEST_TIMEOUT_MS="30000": must be at least PROVIDER_TIMEOUT_MS (60000), so that one attempt can use its full time'],
+    [{ PROVIDER_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4999' }, 'REQUEST_TIMEOUT_MS="4999": must be at least PROVIDER_TIMEOUT_MS (5000)'],
   ])('stops the boot naming the bad setting %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -16,13 +16,16 @@ export const runTimeout = (maxRunMs: number) =>
 export const runCancelled = () =>
   new ApiError(499, 'execution_error', 'run_cancelled', 'The run was cancelled before it finished.');
 
-export const budgetExceeded = (spentUsd: number, maxSpendUsd: number, stepId: string) =>
-  new ApiError(
+export function budgetExceeded(shortfall: { spentUsd: number; reservedUsd: number; neededUsd: number }, maxSpendUsd: number, stepId: string): ApiError {
+  const inFlight = shortfall.reservedUsd > 0 ? ` (and $${shortfall.reservedUsd.toFixed(6)} is reserved for calls in flight)` : '';
+  return new ApiError(
     402,
     'insufficient_quota',
     'execution_budget_exceeded',
-    `Execution budget exceeded: spent $${spentUsd.toFixed(6)} of the $${formatUsd(maxSpendUsd)} maximum before step "${stepId}".`,
+    `Execution budget exceeded: spent $${shortfall.spentUsd.toFixed(6)} of the $${formatUsd(maxSpendUsd)} maximum${inFlight}; ` +
+      `the next call of step "${stepId}" may cost up to $${shortfall.neededUsd.toFixed(6)}, more than remains.`,
   );
+}
 
 // A router's error that is the request's own fault (say, a model no connection supports) would
 // fail the same way on retry, so it reaches the client unchanged; anything else is the step's.

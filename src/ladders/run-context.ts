@@ -1,9 +1,11 @@
 // The bookkeeping of one run: every model call goes through here to be budgeted, capped,
 // timed, charged and traced, and the first failure halts everything still in flight.
+import { abortScope } from '../abort-scope.js';
 import { ApiError, internalError } from '../errors.js';
 import type { Usage } from '../providers/types.js';
 import { budgetExceeded, runCancelled, runLimitExceeded, runTimeout, stepFailed } from './limits.js';
-import { costOf, defaultPriceTable, type PriceTable } from './pricing.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, RunBudget, isReservation } from './budget.js';
+import { costOf, defaultPriceTable, priceOf, type PriceTable } from './pricing.js';
 import { LadderRunError, TRACE_PROMPT_CHARS, type NodeTrace, type RunOptions, type RunProgress, type StepTrace } from './run-types.js';
 
 const noUsage = (): Usage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
@@ -11,16 +13,22 @@ const noUsage = (): Usage => ({ prompt_tokens: 0, completion_tokens: 0, total_to
 export class RunContext {
   readonly trace: StepTrace[] = [];
   private readonly usage = noUsage();
-  private spendUsd = 0;
   private modelCalls = 0;
   private readonly controller = new AbortController();
   private fatal: ApiError | null = null;
   private readonly prices: PriceTable;
+  private readonly budget: RunBudget;
   private readonly timer: NodeJS.Timeout;
   private readonly onCallerAbort = () => this.halt(callerAbortError(this.options.signal?.reason));
 
   constructor(private readonly options: RunOptions) {
     this.prices = options.prices ?? defaultPriceTable;
+    this.budget = new RunBudget({
+      maxSpendUsd: options.limits.maxSpendUsd,
+      maxConcurrentCalls: options.limits.maxConcurrentCalls,
+      maxOutputTokens: options.limits.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+      price: priceOf(options.model, this.prices),
+    });
     this.timer = setTimeout(() => this.halt(runTimeout(options.limits.maxRunMs)), options.limits.maxRunMs);
     if (options.signal?.aborted) this.onCallerAbort();
     else options.signal?.addEventListener('abort', this.onCallerAbort, { once: true });
@@ -54,24 +62,28 @@ export class RunContext {
   async callNode(step: StepTrace, node: number, prompt: string): Promise<string> {
     this.throwIfHalted();
     const { limits, model } = this.options;
-    if (this.spendUsd >= limits.maxSpendUsd) {
-      throw this.halt(budgetExceeded(this.spendUsd, limits.maxSpendUsd, step.stepId));
-    }
     if (this.modelCalls >= limits.maxModelCallsPerRun) {
       throw this.halt(runLimitExceeded(`The run reached the platform's limit of ${limits.maxModelCallsPerRun} model calls.`));
     }
+    // The call's worst case is reserved before it starts and its max_tokens capped to match,
+    // so calls in flight together cannot overrun the budget (see budget.ts).
+    const reservation = this.budget.reserve(prompt);
+    if (!isReservation(reservation)) throw this.halt(budgetExceeded(reservation, limits.maxSpendUsd, step.stepId));
     this.modelCalls += 1;
+    let costUsd = 0;
     const started = performance.now();
     const base = { node, prompt: prompt.slice(0, TRACE_PROMPT_CHARS), promptChars: prompt.length };
+    // Each call gets its own scope under the run's signal, so the run's signal carries one
+    // listener however many calls are in flight (see abort-scope.ts).
+    const scope = abortScope(this.controller.signal);
     try {
-      const signal = this.controller.signal;
-      const request = { model, messages: [{ role: 'user' as const, content: prompt }] };
+      const signal = scope.signal;
+      const request = { model, messages: [{ role: 'user' as const, content: prompt }], max_tokens: reservation.maxTokens };
       const result = await untilAborted(this.options.call(request, signal), signal);
-      const costUsd = costOf(model, result.usage, this.prices);
+      costUsd = costOf(model, result.usage, this.prices);
       this.usage.prompt_tokens += result.usage.prompt_tokens;
       this.usage.completion_tokens += result.usage.completion_tokens;
       this.usage.total_tokens += result.usage.total_tokens;
-      this.spendUsd += costUsd;
       const latencyMs = Math.round(performance.now() - started);
       addNode(step, { ...base, output: result.content, survived: true, usage: result.usage, costUsd, provider: result.provider, latencyMs });
       return result.content;
@@ -83,11 +95,14 @@ export class RunContext {
       const failure = this.fatal ?? stepFailed(step.stepId, error);
       addNode(step, { ...base, output: '', survived: false, usage: noUsage(), costUsd: 0, provider: null, latencyMs, error: message });
       throw this.halt(failure);
+    } finally {
+      scope.dispose();
+      this.budget.settle(reservation, costUsd);
     }
   }
 
   progress(): RunProgress {
-    return { usage: { ...this.usage }, spendUsd: this.spendUsd, modelCalls: this.modelCalls, trace: this.trace };
+    return { usage: { ...this.usage }, spendUsd: this.budget.spentUsd, modelCalls: this.modelCalls, trace: this.trace };
   }
 
   /** Whatever ended the run, as a LadderRunError carrying what the run used. */

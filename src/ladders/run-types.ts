@@ -14,6 +14,8 @@ export interface RunLimits {
   maxConcurrentCalls: number;
   /** The effective budget in USD: the config's executionBudget.maxSpend or the platform default. */
   maxSpendUsd: number;
+  /** Cap on one call's max_tokens; the budget may lower it further. Default 4096. */
+  maxOutputTokens?: number;
 }
 
 export interface RunOptions {

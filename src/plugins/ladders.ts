@@ -35,6 +35,7 @@ async function laddersPlugin(app: FastifyInstance) {
         maxRecursionDepth: settings.maxRecursionDepth,
         maxRunMs: settings.maxRunMs,
         maxConcurrentCalls: settings.maxConcurrentCalls,
+        maxOutputTokens: settings.maxOutputTokens,
       },
       prices: app.prices,
       metering: app.metering, // quotas: limits and the usage ledger for every model call

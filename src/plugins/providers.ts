@@ -22,6 +22,7 @@ async function providers(app: FastifyInstance) {
   });
   const router = createProviderRouter({
     timeoutMs: config.providers.timeoutMs,
+    requestTimeoutMs: config.providers.requestTimeoutMs,
     connectTimeoutMs: config.providers.connectTimeoutMs,
     baseUrls: config.providers.baseUrls,
     allowPrivateEndpoints: config.providers.allowPrivateEndpoints,

@@ -1,6 +1,7 @@
 // One HTTP exchange with one vendor: send, bound by a total deadline, read, parse once, normalise.
 import type { Dispatcher } from 'undici';
 import { ShapeError, type VendorAdapter, type VendorOutput } from './adapters/types.js';
+import { storableJson } from '../unicode.js';
 import { ENDPOINT_NOT_ALLOWED } from './ssrf.js';
 import { VendorError, first, parseRetryAfter, statusError, transportError } from './vendor-errors.js';
 
@@ -74,7 +75,8 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
     const parsed = parseJson(text);
     if (parsed === undefined) throw transportError(provider, 'bad_response', 'response is not valid JSON', status, requestId);
     try {
-      return { output: adapter.fromVendor(parsed), status, requestId };
+      // Vendor text may hold what no database column takes (NUL, lone surrogates): made storable once, here.
+      return { output: storableJson(adapter.fromVendor(parsed)), status, requestId };
     } catch (error) {
       const why = error instanceof ShapeError ? error.message : 'could not be read';
       throw transportError(provider, 'bad_response', `unexpected response shape: ${why}`, status, requestId);

@@ -3,8 +3,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { ApiError, invalidRequest, type ErrorType } from '../errors.js';
+import { abortScope } from '../abort-scope.js';
 import { adapters } from './adapters/index.js';
-import { CircuitBreaker, type BreakerOptions } from './breaker.js';
+import { CircuitBreaker, circuitKey, type BreakerOptions } from './breaker.js';
 import { callVendor, type Target } from './call-vendor.js';
 import { candidatesFor, explicitSelection, type Candidate } from './catalog.js';
 import { REASONS, countsAgainstConnection, fallsBack, retryDelayMs } from './policy.js';
@@ -22,6 +23,8 @@ export interface RouterLogger {
 export interface ProviderRouterOptions {
   /** Total time per attempt, from connect to the last body byte. Default 60000 ms. */
   timeoutMs?: number;
+  /** Total time per call, every attempt and retry wait together; then all is aborted (504). Default 120000 ms. */
+  requestTimeoutMs?: number;
   /** TCP + TLS handshake limit for a new connection. Default 5000 ms. */
   connectTimeoutMs?: number;
   /** Provider id -> base URL, from PROVIDER_BASE_URL_<ID>; operator-set, so not SSRF-checked. Default {}. */
@@ -64,9 +67,13 @@ function targetFrom(url: URL, dispatcher: Dispatcher, opaque: boolean): Target {
 }
 
 const ENDPOINT_CACHE_LIMIT = 1000;
+/** The abort reason of a call that ran out of its request deadline. */
+const DEADLINE = Symbol('request deadline');
+
 
 export function createProviderRouter(options: ProviderRouterOptions = {}): ProviderRouter {
   const timeoutMs = options.timeoutMs ?? 60_000;
+  const requestTimeoutMs = options.requestTimeoutMs ?? 120_000;
   const allowPrivate = options.allowPrivateEndpoints ?? false;
   const maxResponseBytes = options.maxResponseBytes ?? 8 * 1024 * 1024;
   const logger = options.logger;
@@ -109,23 +116,36 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   async function call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<ChatResult> {
     const candidates = candidatesFor(request.model, connections);
     if (candidates.length === 0) throw notServed(request.model, connections);
+    // One deadline for the whole call: N hanging connections cost requestTimeoutMs, not N attempts.
+    const scope = abortScope(signal);
+    const deadline = setTimeout(() => scope.abort(DEADLINE), requestTimeoutMs);
+    try {
+      return await attemptAll(request, candidates, scope.signal, log);
+    } finally {
+      clearTimeout(deadline);
+      scope.dispose();
+    }
+  }
 
+  async function attemptAll(request: ChatRequest, candidates: Candidate[], signal: AbortSignal, log: RouterLogger | undefined): Promise<ChatResult> {
     const attempts: Attempt[] = [];
     const failures: VendorError[] = [];
     let upstreamMs = 0;
     let translationError: ApiError | null = null;
+    const pastDeadline = () => signal.reason === DEADLINE;
     // Never fail without trying: if every circuit is open, the one that reopens first is tried anyway.
-    const forced = candidates.some((c) => breaker.wouldAdmit(c.connection.id))
+    const forced = candidates.some((c) => breaker.wouldAdmit(circuitKey(c.connection)))
       ? null
-      : candidates.reduce((a, b) => (breaker.openUntil(b.connection.id) < breaker.openUntil(a.connection.id) ? b : a));
+      : candidates.reduce((a, b) => (breaker.openUntil(circuitKey(b.connection)) < breaker.openUntil(circuitKey(a.connection)) ? b : a));
 
     for (let i = 0; i < candidates.length; i++) {
       const candidate = candidates[i]!;
       const { connection } = candidate;
+      const circuit = circuitKey(connection);
       // Admission happens only when the candidate's turn comes, so a half-open trial is never
       // claimed by a request that answers from an earlier candidate.
-      if (candidate === forced) breaker.force(connection.id);
-      else if (breaker.admit(connection.id) === 'open') {
+      if (candidate === forced) breaker.force(circuit);
+      else if (breaker.admit(circuit) === 'open') {
         attempts.push(record(log, candidate, null, 'skipped', 'circuit_open', 0));
         continue;
       }
@@ -137,7 +157,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
         // This vendor cannot express the request (e.g. an image form it does not take); another may.
         if (!(error instanceof ApiError)) throw error;
         translationError ??= error;
-        breaker.release(connection.id);
+        breaker.release(circuit);
         attempts.push(record(log, candidate, null, 'skipped', 'unsupported_content', 0));
         continue;
       }
@@ -159,20 +179,25 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
           });
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
-          breaker.success(connection.id);
+          breaker.success(circuit);
           attempts.push(record(log, candidate, result.status, 'ok', undefined, latencyMs, result.requestId));
           return { ...result.output, provider: connection.provider, attempts, upstreamMs };
         } catch (caught) {
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
           if (!(caught instanceof VendorError)) throw caught;
+          if (caught.kind === 'abort' && pastDeadline()) {
+            attempts.push(record(log, candidate, null, 'failed', 'request_timeout', latencyMs));
+            breaker.release(circuit);
+            throw requestTimedOut(requestTimeoutMs, attempts, upstreamMs);
+          }
           attempts.push(record(log, candidate, caught.status, 'failed', REASONS[caught.kind], latencyMs, caught.requestId));
           if (!fallsBack(caught)) {
-            breaker.release(connection.id);
+            breaker.release(circuit);
             throw final(caught, attempts, upstreamMs);
           }
-          if (countsAgainstConnection(caught)) breaker.failure(connection.id);
-          const othersLeft = candidates.slice(i + 1).some((c) => breaker.wouldAdmit(c.connection.id));
+          if (countsAgainstConnection(caught)) breaker.failure(circuit);
+          const othersLeft = candidates.slice(i + 1).some((c) => breaker.wouldAdmit(circuitKey(c.connection)));
           const delay = retryDelayMs(caught, othersLeft, retried);
           if (delay === null) {
             failures.push(caught);
@@ -182,6 +207,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
           try {
             await sleep(delay, undefined, { signal });
           } catch {
+            if (pastDeadline()) throw requestTimedOut(requestTimeoutMs, attempts, upstreamMs);
             throw final(transportError(connection.provider, 'abort', 'request aborted by the caller'), attempts, upstreamMs);
           }
           // Vendor-imposed waiting is upstream time, not time this service added.
@@ -225,6 +251,11 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
 function final(error: VendorError, attempts: Attempt[], upstreamMs: number): Error {
   if (error.kind === 'abort') return error;
   return new ProviderRouteError(error.status ?? 400, 'invalid_request_error', 'provider_rejected_request', error.message, attempts, upstreamMs);
+}
+
+function requestTimedOut(requestTimeoutMs: number, attempts: Attempt[], upstreamMs: number): ProviderRouteError {
+  const listed = attempts.length > 0 ? `: ${attempts.map(describe).join('; ')}` : '';
+  return new ProviderRouteError(504, 'upstream_error', 'request_timeout', `No provider answered within the request deadline of ${requestTimeoutMs} ms${listed}.`, attempts, upstreamMs);
 }
 
 function allFailed(failures: VendorError[], attempts: Attempt[], upstreamMs: number): ProviderRouteError {

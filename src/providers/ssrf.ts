@@ -1,79 +1,68 @@
 // Server-side request forgery guard for user-supplied endpoints (custom, azure-openai).
 // Two checks: at save time (assertEndpointAllowed) and at every new connection (guardedLookup and
 // the guarded connector in transport.ts), so a name that later resolves inward is still refused.
+// Addresses are classified by ipaddr.js (a maintained table of special-purpose ranges): only
+// globally routable unicast passes, and an IPv4 address carried inside IPv6 is judged as IPv4.
 import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { invalidRequest } from '../errors.js';
 
-const v4 = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, including 169.254.169.254 (cloud metadata)
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved and broadcast
-] as const) v4.addSubnet(net, prefix, 'ipv4');
+type IPv6 = ipaddr.IPv6;
 
-const v6 = new BlockList();
-for (const [net, prefix] of [
-  ['::', 96], // unspecified, loopback, IPv4-compatible
-  ['100::', 64], // discard
-  ['2001:db8::', 32],
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['fc00::', 7], // unique local, including fd00:ec2::254 (AWS metadata)
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // deprecated site-local
-  ['ff00::', 8], // multicast
-] as const) v6.addSubnet(net, prefix, 'ipv6');
+// IANA's global unicast block; everything outside it (other than the embeddings below) is not routable.
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+// Deprecated IPv4-compatible addresses (::a.b.c.d): ipaddr.js calls them unicast, they are not.
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
 
-/** The 8 groups of an IPv6 address; null if it is not one. */
-function groupsOf(address: string): number[] | null {
-  let canonical: string;
-  try {
-    // The URL parser canonicalises IPv6 (and turns a dotted IPv4 tail into hex groups).
-    canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
-  } catch {
-    return null;
+/** Parses any spelling of an address (zone ids, brackets, dotted IPv6 tails); null if it is not one. */
+function parseAddress(raw: string): ipaddr.IPv4 | IPv6 | null {
+  let text = raw.startsWith('[') && raw.endsWith(']') ? raw.slice(1, -1) : raw;
+  const zone = text.indexOf('%');
+  if (zone !== -1) text = text.slice(0, zone);
+  if (text.includes(':')) {
+    // ipaddr.js reads `::a.b.c.d` as IPv4-mapped; the URL parser turns dotted tails into the right hex groups.
+    try {
+      text = new URL(`http://[${text}]/`).hostname.slice(1, -1);
+    } catch {
+      return null;
+    }
+    return ipaddr.IPv6.isValid(text) ? ipaddr.IPv6.parse(text) : null;
   }
-  const [head = '', tail] = canonical.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const zeros = tail === undefined ? [] : Array(8 - left.length - right.length).fill('0');
-  const groups = [...left, ...zeros, ...right].map((g) => parseInt(g, 16));
-  return groups.length === 8 ? groups : null;
+  // Accepts the decimal, octal, hex and shortened IPv4 forms too (2130706433, 0177.0.0.1, 127.1).
+  return ipaddr.IPv4.isValid(text) ? ipaddr.IPv4.parse(text) : null;
 }
 
-const v4From = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+const v4At = (parts: number[], at: number) => new ipaddr.IPv4([parts[at]! >> 8, parts[at]! & 255, parts[at + 1]! >> 8, parts[at + 1]! & 255]);
 
-/** IPv4 carried inside an IPv6 address (mapped, NAT64, 6to4), which reaches the same host. */
-function embeddedV4(g: number[]): string | null {
-  const zeroTo = (n: number) => g.slice(0, n).every((x) => x === 0);
-  if (zeroTo(5) && g[5] === 0xffff) return v4From(g[6]!, g[7]!);
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return v4From(g[6]!, g[7]!);
-  if (g[0] === 0x2002) return v4From(g[1]!, g[2]!);
+/** The IPv4 address an IPv6 one stands for (mapped, well-known NAT64, 6to4); null if none. */
+function embeddedV4(address: IPv6): ipaddr.IPv4 | null {
+  const range = address.range();
+  if (range === 'ipv4Mapped') return address.toIPv4Address();
+  if (range === 'rfc6052' && address.match(NAT64_WELL_KNOWN)) return v4At(address.parts, 6);
+  if (range === '6to4') return v4At(address.parts, 1);
   return null;
 }
 
-/** True for loopback, private, link-local, CGNAT, metadata, multicast and reserved addresses (and non-IPs). */
+function isGlobalUnicast(address: ipaddr.IPv4 | IPv6): boolean {
+  if (address.kind() === 'ipv4') return address.range() === 'unicast';
+  const v6 = address as IPv6;
+  const inner = embeddedV4(v6);
+  if (inner) return inner.range() === 'unicast';
+  // Refused here, among others: IPv4-translated (::ffff:0:0:0/96), local-use NAT64 (64:ff9b:1::/48),
+  // Teredo (2001::/32), ORCHID, documentation and benchmarking ranges, unique and link local.
+  return v6.range() === 'unicast' && v6.match(GLOBAL_UNICAST_V6) && !v6.match(IPV4_COMPATIBLE);
+}
+
+/** True for every address that is not globally routable unicast, in any spelling (and for non-IPs). */
 export function isBlockedAddress(address: string): boolean {
-  const bare = address.includes('%') ? address.slice(0, address.indexOf('%')) : address;
-  const family = isIP(bare);
-  if (family === 4) return v4.check(bare, 'ipv4');
-  if (family !== 6) return true;
-  const groups = groupsOf(bare);
-  if (!groups) return true;
-  const inner = embeddedV4(groups);
-  if (inner && v4.check(inner, 'ipv4')) return true;
-  return v6.check(bare, 'ipv6');
+  const parsed = parseAddress(address);
+  return parsed === null || !isGlobalUnicast(parsed);
+}
+
+/** Whether a host (as a URL gives it) is an IP literal rather than a name. */
+export function isIpLiteral(host: string): boolean {
+  return parseAddress(host) !== null;
 }
 
 export const ENDPOINT_NOT_ALLOWED = 'ERR_ENDPOINT_NOT_ALLOWED';
@@ -137,7 +126,7 @@ export async function assertEndpointAllowed(raw: string, allowPrivate: boolean):
       `endpoint host ${host} is a loopback, private, link-local or metadata address, which is not allowed.`,
       'endpoint',
     );
-  if (isIP(host)) {
+  if (isIpLiteral(host)) {
     if (isBlockedAddress(host)) throw refuse();
     return;
   }

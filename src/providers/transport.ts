@@ -1,8 +1,7 @@
 // Outbound HTTP: two long-lived undici Agents built once per router, never per request.
 // Vendor base URLs are operator-set and trusted; user endpoints go through the SSRF-guarded agent.
-import { isIP } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { endpointRefusal, guardedLookup, isBlockedAddress } from './ssrf.js';
+import { endpointRefusal, guardedLookup, isBlockedAddress, isIpLiteral } from './ssrf.js';
 
 export interface TransportOptions {
   /** TCP + TLS handshake limit per new connection. */
@@ -27,7 +26,7 @@ function guardedAgent(connectTimeoutMs: number): Agent {
   const connectViaGuardedDns = buildConnector({ timeout: connectTimeoutMs, lookup: guardedLookup });
   // net.connect skips `lookup` for IP literals, so those are checked here, still at connect time.
   const connect: buildConnector.connector = (options, callback) => {
-    if (isIP(options.hostname) && isBlockedAddress(options.hostname)) {
+    if (isIpLiteral(options.hostname) && isBlockedAddress(options.hostname)) {
       callback(endpointRefusal(options.hostname), null);
       return;
     }

@@ -1,5 +1,6 @@
 // Every way a vendor call can fail, as one typed family built by one factory. The router decides
 // fallback from `kind` alone, so no other module inspects raw statuses or socket error codes.
+import { storableText } from '../unicode.js';
 
 export type VendorErrorKind =
   | 'rate_limit'
@@ -140,12 +141,48 @@ function genericText(kind: VendorErrorKind, status: number): string {
   }
 }
 
-/** Removes the key (and a trimmed form of it) from text that came from outside. */
+/** Shortest run of the key's characters that counts as a fragment of it. */
+export const KEY_FRAGMENT_CHARS = 8;
+
+/**
+ * Vendor text as it may leave the service: the key removed first (in any ASCII case, and every
+ * run of KEY_FRAGMENT_CHARS or more of its characters), then cut to MAX_VENDOR_MESSAGE
+ * characters, then made storable. Cutting first could leave the head of a key that straddles the cut.
+ */
 export function redact(text: string, apiKey: string): string {
-  let out = text.length > MAX_VENDOR_MESSAGE ? `${text.slice(0, MAX_VENDOR_MESSAGE)}…` : text;
-  if (apiKey.length >= 4) out = out.split(apiKey).join('[redacted]');
-  const trimmed = apiKey.trim();
-  if (trimmed !== apiKey && trimmed.length >= 4) out = out.split(trimmed).join('[redacted]');
+  const clean = removeKey(text, apiKey);
+  const cut = clean.length > MAX_VENDOR_MESSAGE ? `${clean.slice(0, MAX_VENDOR_MESSAGE)}…` : clean;
+  return storableText(cut);
+}
+
+// Folds ASCII letters only, so that positions in the folded text are positions in the original.
+const fold = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+function removeKey(text: string, apiKey: string): string {
+  if (apiKey.length < 4) return text;
+  const haystack = fold(text);
+  const key = fold(apiKey);
+  // Every window of `size` characters that also occurs in the key is marked; runs of marks are removed.
+  const size = Math.min(KEY_FRAGMENT_CHARS, key.length);
+  const windows = new Set<string>();
+  for (let i = 0; i + size <= key.length; i++) windows.add(key.slice(i, i + size));
+  const marked = new Uint8Array(text.length);
+  let found = false;
+  for (let i = 0; i + size <= haystack.length; i++) {
+    if (!windows.has(haystack.slice(i, i + size))) continue;
+    marked.fill(1, i, i + size);
+    found = true;
+  }
+  if (!found) return text;
+  let out = '';
+  for (let i = 0; i < text.length; ) {
+    if (!marked[i]) {
+      out += text[i++];
+      continue;
+    }
+    while (i < text.length && marked[i]) i++;
+    out += '[redacted]';
+  }
   return out;
 }
 

@@ -1,7 +1,7 @@
 // The caller's provider connections: one per provider per account, keys sealed at rest.
 // Reads for the router go through a per-account cache of decrypted connections, so a
 // warm chat call costs no database round trip; every write on this node evicts the entry.
-import { and, asc, eq, max } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, max, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { providerConnections } from '../db/schema.js';
 import { SecretUnavailableError, type SecretBox } from '../crypto/secret-box.js';
@@ -35,6 +35,8 @@ type Row = typeof providerConnections.$inferSelect;
 const PRIORITY_STEP = 10;
 const MAX_PRIORITY = 1000;
 const MAX_CACHED_ACCOUNTS = 50_000;
+/** First key of the advisory lock that serialises priority assignment per account. */
+const PRIORITY_LOCK_SPACE = 0x70726f76;
 
 export interface ConnectionServiceOptions {
   allowPrivateEndpoints: boolean;
@@ -63,8 +65,9 @@ export function createConnectionService(db: Db, box: SecretBox, options: Connect
     return { apiKeyCiphertext: box.seal(apiKey, sealContext(accountId, provider)), keyPrefix: maskedPrefix(apiKey) };
   }
 
-  async function nextPriority(accountId: string): Promise<number> {
-    const [row] = await db.select({ highest: max(providerConnections.priority) }).from(providerConnections).where(eq(providerConnections.accountId, accountId));
+  /** Reads within `tx`, which must hold the account's priority lock (see upsert). */
+  async function nextPriority(tx: Pick<Db, 'select'>, accountId: string): Promise<number> {
+    const [row] = await tx.select({ highest: max(providerConnections.priority) }).from(providerConnections).where(eq(providerConnections.accountId, accountId));
     return row?.highest == null ? 0 : Math.min(MAX_PRIORITY, row.highest + PRIORITY_STEP);
   }
 
@@ -89,16 +92,22 @@ export function createConnectionService(db: Db, box: SecretBox, options: Connect
         ...(input.priority !== undefined ? { priority: input.priority } : {}),
         updatedAt: new Date(),
       };
-      const [row] = existing
-        ? await db.update(providerConnections).set(values).where(eq(providerConnections.id, existing.id)).returning()
-        : await db
-            .insert(providerConnections)
-            .values({ accountId, provider: input.provider, priority: input.priority ?? (await nextPriority(accountId)), ...values })
-            // Two concurrent creates for one provider: the later one updates, as the spec says a second add does.
-            .onConflictDoUpdate({ target: [providerConnections.accountId, providerConnections.provider], set: values })
-            .returning();
+      // One statement decides "created or updated", so of concurrent adds exactly one is told
+      // created (xmax is 0 only on a freshly inserted row). An auto-assigned priority reads the
+      // account's highest and writes above it: a transaction-scoped advisory lock per account
+      // makes concurrent creates take turns there, so they follow the rule on every database.
+      const row = await db.transaction(async (tx) => {
+        if (input.priority === undefined) await tx.execute(sql`select pg_advisory_xact_lock(${PRIORITY_LOCK_SPACE}, hashtext(${accountId}))`);
+        const [upserted] = await tx
+          .insert(providerConnections)
+          .values({ accountId, provider: input.provider, priority: input.priority ?? (await nextPriority(tx, accountId)), ...values })
+          .onConflictDoUpdate({ target: [providerConnections.accountId, providerConnections.provider], set: values })
+          .returning({ ...getTableColumns(providerConnections), created: sql<boolean>`(xmax = 0)` });
+        return upserted!;
+      });
       cache.delete(accountId);
-      return { connection: view(row!), created: !existing };
+      const { created, ...stored } = row;
+      return { connection: view(stored), created };
     },
 
     async update(accountId: string, provider: string, patch: ConnectionPatch): Promise<ConnectionView> {

@@ -116,14 +116,19 @@ describe('refused and failed ladder runs', () => {
     expect((await instanceRow(h, low.headers['x-ladder-instance'] as string)).knobs).toEqual({ thoughts: 2 });
   });
 
-  it('stops before the call that would exceed the budget: 402 execution_budget_exceeded, instance failed', async () => {
-    await saveLadder(h, user, 'tight', { ...minimalLadder, executionBudget: { maxSpend: 0.00001 } });
+  it('stops before a call the rest of the budget cannot pay for: 402 execution_budget_exceeded, instance failed', async () => {
+    // The draft fits (its smallest reservation is about $0.00002); the echo then spends about
+    // $0.00005, which leaves too little for the refine call's smallest reservation.
+    await saveLadder(h, user, 'tight', { ...minimalLadder, executionBudget: { maxSpend: 0.00008 } });
     const res = await runLadder(h, user, 'tight', ask('What is 2+2?'));
     const p1 = `Question: What is 2+2?\n\n${SI}\nAnswer the question.`;
     expect(promptsReceived(h.fake)).toEqual([p1]);
     const { usage, spendUsd } = echoAccounting([p1]);
-    const message = `Execution budget exceeded: spent $${spendUsd.toFixed(6)} of the $0.00001 maximum before step "refine".`;
     expect(res.statusCode).toBe(402);
+    const { message } = res.json().error;
+    expect(message).toMatch(
+      new RegExp(`^Execution budget exceeded: spent \\$${spendUsd.toFixed(6)} of the \\$0\\.00008 maximum; the next call of step "refine" may cost up to \\$0\\.0000\\d{2}, more than remains\\.$`),
+    );
     expect(res.json()).toEqual({ error: { message, type: 'insufficient_quota', code: 'execution_budget_exceeded', param: null } });
 
     const row = await instanceRow(h, res.headers['x-ladder-instance'] as string);
@@ -146,7 +151,9 @@ describe('refused and failed ladder runs', () => {
       await saveLadder(tight, owner, 'l', minimalLadder);
       const res = await runLadder(tight, owner, 'l', ask('What is 2+2?'));
       expect(res.statusCode).toBe(402);
-      expect(res.json().error.message).toMatch(/^Execution budget exceeded: spent \$0\.\d{6} of the \$0\.00001 maximum before step "refine"\.$/);
+      // $0.00001 cannot pay even the first call's smallest reservation: nothing is sent.
+      expect(res.json().error.message).toMatch(/^Execution budget exceeded: spent \$0\.000000 of the \$0\.00001 maximum; the next call of step "draft" may cost up to \$0\.0000\d{2}, more than remains\.$/);
+      expect(tight.fake.requests).toHaveLength(0);
     } finally {
       await tight.close();
     }

@@ -4,7 +4,7 @@
  *   const fake = await startFakeOpenAI();            // also startFakeAnthropic/Gemini/Azure()
  *   fake.baseUrl       // what the router needs: PROVIDER_BASE_URL_<ID> or a connection endpoint
  *   fake.apiKey        // the only key it accepts (option `apiKey`, default 'test-key-<vendor>')
- *   fake.requests      // every request received: { method, path, query, headers, body, rawBody }
+ *   fake.requests      // every request received: { method, path, query, headers, body, rawBody, clientClosed }
  *   fake.script(step, ...more)   // queue behaviours, one per request; then it echoes again
  *   fake.setDefault(step | null) // behaviour for every unscripted request (null: echo)
  *   fake.reset()       // forget requests and queued steps
@@ -18,7 +18,8 @@
  * Steps (Script): reply (scripted content/finish/usage), error (status with the vendor's error
  * body, optional retry-after), delay (wait, then echo), reset (TCP reset, no response),
  * malformed (200 with invalid JSON), wrong-shape (200, valid JSON, not the vendor's shape),
- * redirect (3xx with Location), raw (anything).
+ * redirect (3xx with Location), raw (anything), greedy (echo, but reports as many completion tokens
+ * as the request allowed: its max_tokens, or 1,000,000 when it set none).
  *
  * Base URLs: OpenAI-compatible `${url}/v1` (path /v1/chat/completions); Anthropic `${url}`
  * (/v1/messages); Gemini `${url}` (/v1beta/models/{model}:generateContent); Azure `${url}`
@@ -31,6 +32,7 @@ export type Script =
   | { kind: 'reply'; content: string; finish?: string; usage?: { prompt: number; completion: number } }
   | { kind: 'error'; status: number; message?: string; retryAfter?: string }
   | { kind: 'delay'; ms: number }
+  | { kind: 'greedy' }
   | { kind: 'reset' }
   | { kind: 'malformed' }
   | { kind: 'wrong-shape' }
@@ -45,6 +47,8 @@ export interface RecordedRequest {
   /** Parsed JSON body, or undefined when it was not JSON. */
   body: any;
   rawBody: string;
+  /** Set when the client closed the connection before the response was complete (an abort). */
+  clientClosed: boolean;
 }
 
 export interface FakeVendor {
@@ -110,8 +114,12 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
       headers: req.headers,
       body,
       rawBody,
+      clientClosed: false,
     };
     requests.push(recorded);
+    res.on('close', () => {
+      if (!res.writableFinished) recorded.clientClosed = true;
+    });
     const n = ++counter;
     res.setHeader(dialect.requestIdHeader, `req_fake_${n}`);
 
@@ -141,6 +149,8 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
         res.on('close', () => clearTimeout(timer));
         return;
       }
+      case 'greedy':
+        return sendJson(res, 200, dialect.success({ ...echo(), completion: requestedMaxTokens(body) ?? 1_000_000 }, recorded, n));
       case 'reset':
         req.socket.resetAndDestroy();
         return;
@@ -182,6 +192,11 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
         server.close(() => resolve());
       }),
   };
+}
+
+/** The output cap a request set, in whichever field its vendor reads. */
+function requestedMaxTokens(body: any): number | undefined {
+  return body?.max_tokens ?? body?.max_completion_tokens ?? body?.generationConfig?.maxOutputTokens;
 }
 
 function sendJson(res: ServerResponse, status: number, payload: unknown): void {

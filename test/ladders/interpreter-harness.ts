@@ -12,6 +12,8 @@ export interface Received {
   /** Set once the script has answered. */
   output?: string;
   model: string;
+  /** The max_tokens the run sent. */
+  maxTokens: number | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -31,7 +33,7 @@ export function fakeModel(script: Script = (prompt) => `echo(${prompt.length})`)
       throw new Error('expected exactly one user message with string content');
     }
     const prompt = message.content;
-    const entry: Received = { prompt, model: request.model, signal };
+    const entry: Received = { prompt, model: request.model, maxTokens: request.max_tokens, signal };
     received.push(entry);
     const content = await script(prompt, received.length - 1, signal);
     entry.output = content;

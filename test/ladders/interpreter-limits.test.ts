@@ -29,14 +29,16 @@ async function failure(args: RunArgs): Promise<LadderRunError> {
 const never = () => new Promise<string>(() => {});
 
 describe('runLadder: the execution budget', () => {
-  it('refuses a call once the spend has reached maxSpend and says how much was spent', async () => {
-    // pricey-model costs $0.001 a token; each call here is 32 prompt + 2 completion tokens.
+  // pricey-model costs $0.001 a token. Each call here has a 32-character prompt (reserved as
+  // 32 + 16 tokens, $0.048) and answers 2 tokens; its smallest reservation adds 16 output
+  // tokens ($0.016): $0.064. A call costs $0.034.
+  it('refuses a call once what remains cannot pay its smallest reservation, and says how much was spent', async () => {
     const model = fakeModel(() => 'ok');
-    const error = await failure({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.05 } });
+    const error = await failure({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.13 } });
     expect(error).toBeInstanceOf(ApiError);
     expect(error.toBody()).toEqual({
       error: {
-        message: 'Execution budget exceeded: spent $0.068000 of the $0.05 maximum before step "c".',
+        message: 'Execution budget exceeded: spent $0.068000 of the $0.13 maximum; the next call of step "c" may cost up to $0.064000, more than remains.',
         type: 'insufficient_quota',
         code: 'execution_budget_exceeded',
         param: null,
@@ -44,6 +46,8 @@ describe('runLadder: the execution budget', () => {
     });
     expect(error.statusCode).toBe(402);
     expect(model.received).toHaveLength(2);
+    // Each call's share of the free budget only pays the smallest answer.
+    expect(model.received.map((r) => r.maxTokens)).toEqual([16, 16]);
     expect(error.modelCalls).toBe(2);
     expect(error.spendUsd).toBeCloseTo(0.068, 12);
     expect(error.usage).toEqual({ prompt_tokens: 64, completion_tokens: 4, total_tokens: 68 });
@@ -54,20 +58,32 @@ describe('runLadder: the execution budget', () => {
     ]);
   });
 
-  it('lets calls that start together before any cost is known all go ahead', async () => {
+  it('reserves for calls in flight: parallel nodes the budget cannot all pay for are not all started', async () => {
     const model = fakeModel(() => 'ok');
     const config: LadderConfig = { name: 't', exit: 'b', steps: [step('a', { nodes: 3 }), step('b')] };
-    const error = await failure({ config, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.01 } });
+    const error = await failure({ config, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.15 } });
     expect(error.code).toBe('execution_budget_exceeded');
-    expect(error.message).toBe('Execution budget exceeded: spent $0.102000 of the $0.01 maximum before step "b".');
-    expect(model.received).toHaveLength(3);
+    expect(error.message).toMatch(
+      /^Execution budget exceeded: spent \$0\.\d{6} of the \$0\.15 maximum \(and \$0\.\d{6} is reserved for calls in flight\); the next call of step "a" may cost up to \$0\.064000, more than remains\.$/,
+    );
+    expect(model.received).toHaveLength(2);
+    expect(error.spendUsd).toBeLessThanOrEqual(0.15);
   });
 
   it('runs to the end when the spend stays below maxSpend', async () => {
     const model = fakeModel(() => 'ok');
-    const result = await run({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.1021 } });
+    const result = await run({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.17 } });
     expect(result.spendUsd).toBeCloseTo(0.102, 12);
     expect(result.modelCalls).toBe(3);
+  });
+
+  it('caps every call\'s max_tokens at maxOutputTokens (default 4096) when the budget is not tight', async () => {
+    const model = fakeModel(() => 'ok');
+    await run({ config: threeSteps, model });
+    expect(model.received.map((r) => r.maxTokens)).toEqual([4096, 4096, 4096]);
+    const capped = fakeModel(() => 'ok');
+    await run({ config: threeSteps, model: capped, limits: { maxOutputTokens: 100 } });
+    expect(capped.received.map((r) => r.maxTokens)).toEqual([100, 100, 100]);
   });
 });
 

@@ -14,7 +14,7 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['chat'],
       summary: 'Create a chat completion with your own provider keys',
       body: DirectChatRequestSchema,
-      response: { 200: ChatCompletionSchema, ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502) },
+      response: { 200: ChatCompletionSchema, ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
     },
   }, async (request, reply) => {
     const { model, messages, temperature, max_tokens, stream } = request.body;
