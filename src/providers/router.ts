@@ -134,11 +134,11 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
       try {
         body = JSON.stringify(adapter.toVendor(request, candidate.vendorModel));
       } catch (error) {
-        // This vendor cannot express the request (e.g. an image form it does not take); another may.
+        // This vendor cannot express the request (a parameter or an image form it does not take); another may.
         if (!(error instanceof ApiError)) throw error;
         translationError ??= error;
         breaker.release(connection.id);
-        attempts.push(record(log, candidate, null, 'skipped', 'unsupported_content', 0));
+        attempts.push(record(log, candidate, null, 'skipped', error.code === 'unsupported_parameter' ? 'unsupported_parameter' : 'unsupported_content', 0));
         continue;
       }
       const target = targetFor(connection);
@@ -153,6 +153,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
             apiKey: connection.apiKey,
             vendorModel: candidate.vendorModel,
             body,
+            request,
             timeoutMs,
             maxResponseBytes,
             signal,
@@ -161,7 +162,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
           upstreamMs += latencyMs;
           breaker.success(connection.id);
           attempts.push(record(log, candidate, result.status, 'ok', undefined, latencyMs, result.requestId));
-          return { ...result.output, provider: connection.provider, attempts, upstreamMs };
+          return { ...result.output, model: result.output.model ?? candidate.vendorModel, provider: connection.provider, attempts, upstreamMs };
         } catch (caught) {
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
