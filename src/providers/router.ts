@@ -7,6 +7,8 @@ import { adapters } from './adapters/index.js';
 import { CircuitBreaker, type BreakerOptions } from './breaker.js';
 import { callVendor, type Target } from './call-vendor.js';
 import { candidatesFor, explicitSelection, type Candidate } from './catalog.js';
+import type { VendorModel } from './adapters/types.js';
+import { createModelLists } from './model-list.js';
 import { REASONS, countsAgainstConnection, fallsBack, retryDelayMs } from './policy.js';
 import { validateEndpointUrl } from './ssrf.js';
 import { createTransport, type Transport } from './transport.js';
@@ -41,6 +43,8 @@ export interface ProviderRouterOptions {
 export interface ProviderRouter {
   /** `log` replaces the router's logger for this call (e.g. a request's, to carry its id). */
   call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
+  /** The vendor's own model list for a connection (cached for a minute); null when it has none. */
+  listModels(connection: ProviderConnection): Promise<VendorModel[] | null>;
   close(): Promise<void>;
 }
 
@@ -216,8 +220,11 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     return attempt;
   }
 
+  const modelLists = createModelLists({ timeoutMs: Math.min(timeoutMs, 10_000), ttlMs: 60_000 });
+
   return {
     call,
+    listModels: (connection) => modelLists.get(connection, targetFor(connection)),
     close: () => transport.close(),
   };
 }
