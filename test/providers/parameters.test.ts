@@ -181,3 +181,52 @@ describe('neutral values and vendor limits', () => {
     expect(translate('anthropic', request)).toMatchObject({ code: 'invalid_value', param: 'messages[1].tool_calls[0].function.arguments' });
   });
 });
+
+describe('answers: every choice, tool calls, refusal, logprobs, finish reasons, usage details', () => {
+  it('openai-compatible: passed on as produced, with system_fingerprint, service_tier and usage details', () => {
+    const logprobs = { content: [{ token: 'Hi', logprob: -0.1, bytes: [72, 105], top_logprobs: [] }], refusal: null };
+    const out = adapters.openai!.fromVendor({
+      id: 'x', model: 'gpt-4o-2024-08-06', system_fingerprint: 'fp_1', service_tier: 'default',
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'Hi', refusal: null, annotations: [{ type: 'url_citation' }] }, logprobs, finish_reason: 'stop' },
+        { index: 1, message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, logprobs: null, finish_reason: 'content_filter' },
+      ],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 2 } },
+    }, base);
+    expect(out.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: 'Hi', refusal: null, annotations: [{ type: 'url_citation' }] }, logprobs, finish_reason: 'stop' },
+      { index: 1, message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, logprobs: null, finish_reason: 'content_filter' },
+    ]);
+    expect(out).toMatchObject({ model: 'gpt-4o-2024-08-06', systemFingerprint: 'fp_1', serviceTier: 'default' });
+    expect(out.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 2 } });
+  });
+
+  it('gemini: every candidate, logprobs in OpenAI form, cached and thinking tokens', () => {
+    const out = adapters.google!.fromVendor({
+      candidates: [
+        { index: 0, content: { role: 'model', parts: [{ text: 'thinking…', thought: true }, { text: 'A' }] }, finishReason: 'STOP',
+          logprobsResult: { chosenCandidates: [{ token: 'A', logProbability: -0.5 }], topCandidates: [{ candidates: [{ token: 'A', logProbability: -0.5 }, { token: 'B', logProbability: -1 }] }] } },
+        { index: 1, content: { role: 'model', parts: [{ text: 'B' }] }, finishReason: 'MAX_TOKENS' },
+      ],
+      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 2, thoughtsTokenCount: 3, cachedContentTokenCount: 6, totalTokenCount: 15 },
+      modelVersion: 'gemini-2.5-flash-001',
+    }, base);
+    expect(out.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([[0, 'A', 'stop'], [1, 'B', 'length']]);
+    expect(out.choices[0]!.logprobs).toEqual({
+      content: [{ token: 'A', logprob: -0.5, bytes: null, top_logprobs: [{ token: 'A', logprob: -0.5, bytes: null }, { token: 'B', logprob: -1, bytes: null }] }],
+      refusal: null,
+    });
+    expect(out.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 6 }, completion_tokens_details: { reasoning_tokens: 3 } });
+    expect(out.model).toBe('gemini-2.5-flash-001');
+  });
+
+  it('anthropic: cache reads are cached prompt tokens; thinking blocks are not content', () => {
+    const out = adapters.anthropic!.fromVendor({
+      model: 'claude-sonnet-4-5-20250929', stop_reason: 'end_turn',
+      content: [{ type: 'thinking', thinking: 'hmm', signature: 's' }, { type: 'text', text: 'Hi' }],
+      usage: { input_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 0, output_tokens: 2 },
+    }, base);
+    expect(out.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'Hi', refusal: null }, logprobs: null, finish_reason: 'stop' }]);
+    expect(out.usage).toEqual({ prompt_tokens: 105, completion_tokens: 2, total_tokens: 107, prompt_tokens_details: { cached_tokens: 100 } });
+  });
+});

@@ -77,8 +77,8 @@ function parseChoice(choice: unknown, position: number): Choice {
   const m = choice.message;
   const message: Choice['message'] = {
     role: 'assistant',
-    // Null stays null (a pure tool call); self-hosted servers sometimes send '' instead.
-    content: m.content === null || m.content === undefined ? (Array.isArray(m.tool_calls) ? null : '') : messageText(m.content),
+    // Null stays null beside tool calls or a refusal, as OpenAI sends it; otherwise it is ''.
+    content: m.content === null || m.content === undefined ? (Array.isArray(m.tool_calls) || typeof m.refusal === 'string' ? null : '') : messageText(m.content),
     refusal: typeof m.refusal === 'string' ? m.refusal : null,
   };
   // Tool calls, annotations and audio are passed on exactly as produced: ids are never rewritten.
