@@ -322,6 +322,20 @@ describe('models', () => {
     expect(missing.error).toMatchObject({ code: 'model_not_found', type: 'invalid_request_error', param: 'model' });
   });
 
+  it('a raw slash in the id works too; /v1/models is ours, never a ladder author; other methods are 405', async () => {
+    const user = await createUser(server.app);
+    await server.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'anthropic', api_key: KEYS.anthropic } });
+    fakes.anthropic.setModels(['claude-haiku-4-5']);
+    const one = await server.app.inject({ method: 'GET', url: '/v1/models/anthropic/claude-haiku-4-5', headers: user.headers });
+    expect(one.statusCode).toBe(200);
+    expect(one.json()).toMatchObject({ id: 'anthropic/claude-haiku-4-5', object: 'model', owned_by: 'anthropic' });
+    const list = await server.app.inject({ method: 'GET', url: '/v1/models', headers: user.headers });
+    expect(list.json()).toMatchObject({ object: 'list', data: [{ id: 'anthropic/claude-haiku-4-5' }, { id: 'claude-haiku-4-5' }] });
+    const post = await server.app.inject({ method: 'POST', url: '/v1/models', headers: user.headers, payload: {} });
+    expect(post.statusCode).toBe(405);
+    expect(post.headers.allow).toBe('GET');
+  });
+
   it('the list is cached: a second call asks no vendor', async () => {
     const client = await clientFor([['openai', 0]]);
     fakes.openai.setModels(['gpt-4o']);
