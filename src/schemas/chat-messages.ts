@@ -17,6 +17,10 @@ export function orNull<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
 }
 
+/** A string enum: one keyword for Ajv and fast-json-stringify, where a union of constants costs a branch each. */
+export const StringEnum = <T extends string>(values: readonly T[], options: Record<string, unknown> = {}) =>
+  Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] });
+
 const CacheBreakpoint = Type.Optional(Type.Object({ mode: Type.Literal('explicit') }, { additionalProperties: false }));
 
 export const TextPartSchema = Type.Object(
@@ -97,7 +101,7 @@ export const ROLES = ['developer', 'system', 'user', 'assistant', 'tool', 'funct
 
 export const MessageSchema = Type.Object(
   {
-    role: Type.Union(ROLES.map((r) => Type.Literal(r))),
+    role: StringEnum(ROLES),
     content: Type.Optional(
       Type.Union([Type.String(), Type.Array(ContentPartSchema, { minItems: 1 }), Type.Null()], {
         description: 'a string or a non-empty array of content parts',

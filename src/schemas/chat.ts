@@ -8,6 +8,7 @@ import {
   ToolCallSchema,
   ToolChoiceSchema,
   ToolSchema,
+  StringEnum,
   orNull,
 } from './chat-messages.js';
 
@@ -138,13 +139,13 @@ export const AssistantMessageSchema = Type.Object({
 });
 export type AssistantMessage = Static<typeof AssistantMessageSchema>;
 
-export const FinishReasonSchema = Type.Union(['stop', 'length', 'tool_calls', 'content_filter'].map((r) => Type.Literal(r)));
+export const FinishReasonSchema = StringEnum(['stop', 'length', 'tool_calls', 'content_filter'] as const);
 
 export const ChoiceSchema = Type.Object({
   index: Type.Integer(),
   message: AssistantMessageSchema,
   logprobs: LogprobsSchema,
-  finish_reason: Type.Unsafe<'stop' | 'length' | 'tool_calls' | 'content_filter'>(FinishReasonSchema),
+  finish_reason: FinishReasonSchema,
 });
 export type Choice = Static<typeof ChoiceSchema>;
 
