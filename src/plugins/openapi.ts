@@ -6,6 +6,9 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorSchema } from '../schemas/common.js';
 
+/** Wildcard routes whose path parameter may hold slashes, and the name the document gives it. */
+const WILDCARDS: Record<string, string> = { '/v1/models/*': 'model' };
+
 async function openapi(app: FastifyInstance) {
   app.addSchema(ErrorSchema);
   await app.register(swagger, {
@@ -25,6 +28,17 @@ async function openapi(app: FastifyInstance) {
         },
       },
       security: [{ apiKey: [] }],
+    },
+    // `/v1/models/*` reads better as `/v1/models/{model}`; the id may still contain slashes.
+    transform: ({ schema, url }) => {
+      const name = WILDCARDS[url];
+      if (!name || !schema?.params) return { schema, url };
+      const params = schema.params as { properties: Record<string, unknown>; required?: string[] };
+      const { '*': wildcard, ...others } = params.properties;
+      return {
+        schema: { ...schema, params: { ...params, properties: { ...others, [name]: wildcard }, required: [name] } },
+        url: url.replace(/\*$/, `:${name}`),
+      };
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

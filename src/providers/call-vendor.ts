@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { ShapeError, type VendorAdapter, type VendorOutput } from './adapters/types.js';
 import { storableJson } from '../unicode.js';
 import { ENDPOINT_NOT_ALLOWED } from './ssrf.js';
+import type { ChatRequest } from './types.js';
 import { VendorError, first, parseRetryAfter, statusError, transportError } from './vendor-errors.js';
 
 /** Where a connection's requests go, resolved once per base URL. */
@@ -22,6 +23,8 @@ export interface VendorCall {
   apiKey: string;
   vendorModel: string;
   body: string;
+  /** The request the body was made from: some answers are read in its light (e.g. a forced JSON tool). */
+  request: ChatRequest;
   timeoutMs: number;
   maxResponseBytes: number;
   signal?: AbortSignal | undefined;
@@ -76,7 +79,7 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
     if (parsed === undefined) throw transportError(provider, 'bad_response', 'response is not valid JSON', status, requestId);
     try {
       // Vendor text may hold what no database column takes (NUL, lone surrogates): made storable once, here.
-      return { output: storableJson(adapter.fromVendor(parsed)), status, requestId };
+      return { output: storableJson(adapter.fromVendor(parsed, call.request)), status, requestId };
     } catch (error) {
       const why = error instanceof ShapeError ? error.message : 'could not be read';
       throw transportError(provider, 'bad_response', `unexpected response shape: ${why}`, status, requestId);

@@ -8,6 +8,8 @@ import { adapters } from './adapters/index.js';
 import { CircuitBreaker, circuitKey, type BreakerOptions } from './breaker.js';
 import { callVendor, type Target } from './call-vendor.js';
 import { candidatesFor, explicitSelection, type Candidate } from './catalog.js';
+import type { VendorModel } from './adapters/types.js';
+import { createModelLists } from './model-list.js';
 import { REASONS, countsAgainstConnection, fallsBack, retryDelayMs } from './policy.js';
 import { validateEndpointUrl } from './ssrf.js';
 import { createTransport, type Transport } from './transport.js';
@@ -44,6 +46,8 @@ export interface ProviderRouterOptions {
 export interface ProviderRouter {
   /** `log` replaces the router's logger for this call (e.g. a request's, to carry its id). */
   call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
+  /** The vendor's own model list for a connection (cached for a minute); null when it has none. */
+  listModels(connection: ProviderConnection): Promise<VendorModel[] | null>;
   close(): Promise<void>;
 }
 
@@ -154,11 +158,11 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
       try {
         body = JSON.stringify(adapter.toVendor(request, candidate.vendorModel));
       } catch (error) {
-        // This vendor cannot express the request (e.g. an image form it does not take); another may.
+        // This vendor cannot express the request (a parameter or an image form it does not take); another may.
         if (!(error instanceof ApiError)) throw error;
         translationError ??= error;
         breaker.release(circuit);
-        attempts.push(record(log, candidate, null, 'skipped', 'unsupported_content', 0));
+        attempts.push(record(log, candidate, null, 'skipped', error.code === 'unsupported_parameter' ? 'unsupported_parameter' : 'unsupported_content', 0));
         continue;
       }
       const target = targetFor(connection);
@@ -173,6 +177,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
             apiKey: connection.apiKey,
             vendorModel: candidate.vendorModel,
             body,
+            request,
             timeoutMs,
             maxResponseBytes,
             signal,
@@ -181,7 +186,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
           upstreamMs += latencyMs;
           breaker.success(circuit);
           attempts.push(record(log, candidate, result.status, 'ok', undefined, latencyMs, result.requestId));
-          return { ...result.output, provider: connection.provider, attempts, upstreamMs };
+          return { ...result.output, model: result.output.model ?? candidate.vendorModel, provider: connection.provider, attempts, upstreamMs };
         } catch (caught) {
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
@@ -241,8 +246,11 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     return attempt;
   }
 
+  const modelLists = createModelLists({ timeoutMs: Math.min(timeoutMs, 10_000), ttlMs: 60_000 });
+
   return {
     call,
+    listModels: (connection) => modelLists.get(connection, targetFor(connection)),
     close: () => transport.close(),
   };
 }

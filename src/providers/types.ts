@@ -1,32 +1,34 @@
 // Shared vocabulary between the chat routes, the ladder interpreter and the provider router.
+import type { ContentPartInput, RequestMessage } from '../schemas/chat-messages.js';
+import type { Choice, DirectChatRequest, UsageOut } from '../schemas/chat.js';
 
 export type Role = 'system' | 'user' | 'assistant';
 
-export type ContentPart =
-  | { type: 'text'; text: string }
-  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
+export type ContentPart = ContentPartInput;
 
+/** A plain conversation message, as ladder runs take them. */
 export interface ChatMessage {
   role: Role;
   content: string | ContentPart[];
 }
 
-/** A normalised chat request, independent of any vendor's wire format. */
-export interface ChatRequest {
-  model: string;
-  messages: ChatMessage[];
-  temperature?: number;
-  max_tokens?: number;
-}
+type WithoutNull<T> = { [K in keyof T]: Exclude<T[K], null> };
 
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
+/**
+ * A chat request in OpenAI's wire format, as the router and every adapter take it: the validated
+ * body without `stream`/`stream_options` and without members whose value was null (null means
+ * "not given"). OpenAI-compatible vendors get it unchanged; the others translate it.
+ */
+export type ChatRequest = WithoutNull<Omit<DirectChatRequest, 'stream' | 'stream_options' | 'messages'>> & {
+  messages: RequestMessage[];
+};
+
+export type Usage = UsageOut;
 
 /** OpenAI's finish_reason values; every vendor's stop reason is mapped onto them. */
-export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
+export type FinishReason = Choice['finish_reason'];
+
+export type { Choice };
 
 /** One stored provider connection, with its key already decrypted, as the router needs it. */
 export interface ProviderConnection {
@@ -50,9 +52,16 @@ export interface Attempt {
 }
 
 export interface ChatResult {
+  /** The first choice's text ('' when it has none): what a ladder node reads. */
   content: string;
   finishReason: FinishReason;
   usage: Usage;
+  /** Every choice, in OpenAI's shape (absent: one choice of `content`, as ladder test doubles answer). */
+  choices?: Choice[] | undefined;
+  /** The vendor's own name for the model that answered, when it says. */
+  model?: string | undefined;
+  systemFingerprint?: string | undefined;
+  serviceTier?: string | undefined;
   /** The provider id of the connection that answered. */
   provider: string;
   attempts: Attempt[];

@@ -1,6 +1,6 @@
 // Ladders: metadata, authoring, validation and ladder chat completions (docs/ladders-api.md).
 import { Type, type Static } from '@sinclair/typebox';
-import { MessagesSchema, StreamSchema } from './chat.js';
+import { ChatParameters, MessagesSchema, StreamSchema } from './chat.js';
 import { Slug, Timestamp, Username, Uuid } from './common.js';
 
 export const VisibilitySchema = Type.Union([Type.Literal('private'), Type.Literal('unlisted'), Type.Literal('public')], {
@@ -71,7 +71,14 @@ export const LadderChatRequestSchema = Type.Object(
     messages: MessagesSchema,
     knobs: Type.Optional(Type.Unknown({ description: 'Knob id to number; out-of-range values are clamped' })),
     stream: StreamSchema,
+    ...ChatParameters,
   },
-  { description: 'Other OpenAI parameters are accepted and ignored.' },
+  {
+    additionalProperties: false,
+    description:
+      "OpenAI's request members are recognised, but a ladder uses only model, messages and knobs: tools, n > 1, " +
+      'response_format, sampling settings and the like are 400 unsupported_parameter; user, metadata, store, ' +
+      'service_tier and the prompt_cache_* members are accepted without effect. Any other member is 400 unknown_parameter.',
+  },
 );
 export type LadderChatRequest = Static<typeof LadderChatRequestSchema>;

@@ -1,6 +1,6 @@
 // Background ladder runs: /v1/pipelines/instances (docs/pipelines.md).
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ChatCompletionSchema, MessagesSchema, StreamSchema } from './chat.js';
+import { ChatCompletionSchema, ChatParameters, MessagesSchema, StreamSchema } from './chat.js';
 import { Timestamp, Uuid } from './common.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -20,8 +20,14 @@ export const StartInstanceBodySchema = Type.Object(
     messages: MessagesSchema,
     knobs: Type.Optional(Type.Unknown({ description: 'Knob id to number; out-of-range values are clamped' })),
     stream: StreamSchema,
+    ...ChatParameters,
   },
-  { additionalProperties: false, description: 'Any other member is 400 unknown_parameter.' },
+  {
+    additionalProperties: false,
+    description:
+      "As for a synchronous ladder run: OpenAI's request members are recognised, but tools, n > 1, response_format, " +
+      'sampling settings and the like are 400 unsupported_parameter; any other member is 400 unknown_parameter.',
+  },
 );
 export type StartInstanceBody = Static<typeof StartInstanceBodySchema>;
 

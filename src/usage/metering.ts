@@ -17,9 +17,9 @@ export function estimateTokens(request: ChatRequest): number {
   let chars = 0;
   for (const m of request.messages) {
     if (typeof m.content === 'string') chars += m.content.length;
-    else for (const part of m.content) chars += part.type === 'text' ? part.text.length : 0;
+    else for (const part of m.content ?? []) chars += part.type === 'text' ? part.text.length : 0;
   }
-  return Math.ceil(chars / 4) + (request.max_tokens ?? DEFAULT_COMPLETION_ESTIMATE);
+  return Math.ceil(chars / 4) + (request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_COMPLETION_ESTIMATE);
 }
 
 /** The `x-ladder-cost-usd` header value: USD with 8 decimals. */

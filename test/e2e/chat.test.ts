@@ -138,7 +138,7 @@ describe('each vendor format, end to end', () => {
       object: 'chat.completion',
       created: data.created,
       model: 'gpt-4o-mini',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there' }, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there', refusal: null }, logprobs: null, finish_reason: 'stop' }],
       usage: { prompt_tokens: 'Be brief.'.length + 'Hello there'.length, completion_tokens: 17, total_tokens: 20 + 17 },
     });
     expect(response.status).toBe(200);
@@ -250,7 +250,7 @@ describe('each vendor format, end to end', () => {
         },
       ],
     });
-    expect(data.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: 'A cat, cut short' }, finish_reason: 'length' });
+    expect(data.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: 'A cat, cut short', refusal: null }, logprobs: null, finish_reason: 'length' });
     expect(data.usage).toEqual({ prompt_tokens: 30, completion_tokens: 5, total_tokens: 35 });
   });
 
@@ -296,7 +296,7 @@ describe('each vendor format, end to end', () => {
     const { client } = await account([{ provider: 'google', api_key: KEYS.google }]);
     fakes.gemini.script({ kind: 'reply', content: '', finish: 'SAFETY', usage: { prompt: 4, completion: 0 } });
     const data = await client.chat.completions.create({ model: 'gemini-2.5-pro', messages: hello });
-    expect(data.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' });
+    expect(data.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: 'content_filter' });
     expect(data.usage).toEqual({ prompt_tokens: 4, completion_tokens: 0, total_tokens: 4 });
   });
 
@@ -314,7 +314,7 @@ describe('each vendor format, end to end', () => {
     expect(sent.body).toEqual({ messages: hello, max_tokens: 20, temperature: 0 });
     expect(data).toMatchObject({
       model: 'prod-gpt4o',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there' }, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hello there', refusal: null }, logprobs: null, finish_reason: 'stop' }],
       usage: { prompt_tokens: 11, completion_tokens: 17, total_tokens: 28 },
     });
     expect(response.headers.get('x-ladder-provider')).toBe('azure-openai');

@@ -48,7 +48,7 @@ describe('running the published examples', () => {
       object: 'chat.completion',
       created: expect.any(Number),
       model: `${user.username}/minimal`,
-      choices: [{ index: 0, message: { role: 'assistant', content: echo(p2) }, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: echo(p2), refusal: null }, logprobs: null, finish_reason: 'stop' }],
       usage,
     });
     expect(Math.abs(body.created - Date.now() / 1000)).toBeLessThan(60);

@@ -48,7 +48,7 @@ describe('refused and failed ladder runs', () => {
       await runLadder(h, user, 'l', { model: MODEL, messages: [{ role: 'system', content: 'x' }] }),
       'missing_user_message', 'messages must contain at least one message with role "user".', 'messages', before,
     );
-    expect((await runLadder(h, user, 'l', ask('x', { stream: false, temperature: 0.3 }))).statusCode).toBe(200);
+    expect((await runLadder(h, user, 'l', ask('x', { stream: false, user: 'end-user-1' }))).statusCode).toBe(200);
   });
 
   it('refuses a model outside the allowed models with 400 model_not_allowed', async () => {

@@ -7,7 +7,8 @@
  *   fake.requests      // every request received: { method, path, query, headers, body, rawBody, clientClosed }
  *   fake.script(step, ...more)   // queue behaviours, one per request; then it echoes again
  *   fake.setDefault(step | null) // behaviour for every unscripted request (null: echo)
- *   fake.reset()       // forget requests and queued steps
+ *   fake.reset()       // forget requests and queued steps (and the model list, see below)
+ *   fake.setModels(ids | null)   // what GET on the vendor's model list answers (null: 404, the default)
  *   await fake.close()
  *
  * Default behaviour (echo): the reply text is `echo: <text of the last user message>`;
@@ -15,7 +16,8 @@
  * of the reply, total = their sum. Requests with a wrong path, missing/wrong key or missing
  * required fields get the vendor's own 4xx error body, exactly like the real API would.
  *
- * Steps (Script): reply (scripted content/finish/usage), error (status with the vendor's error
+ * Steps (Script): reply (scripted content/finish/usage), tool-call (the model calls tools, in the
+ * vendor's own form: OpenAI tool_calls, Anthropic tool_use blocks, Gemini functionCall parts), error (status with the vendor's error
  * body, optional retry-after), delay (wait, then echo), reset (TCP reset, no response),
  * malformed (200 with invalid JSON), wrong-shape (200, valid JSON, not the vendor's shape),
  * redirect (3xx with Location), raw (anything), greedy (echo, but reports as many completion tokens
@@ -30,6 +32,7 @@ import type { AddressInfo } from 'node:net';
 
 export type Script =
   | { kind: 'reply'; content: string; finish?: string; usage?: { prompt: number; completion: number } }
+  | { kind: 'tool-call'; calls: FakeToolCall[]; content?: string }
   | { kind: 'error'; status: number; message?: string; retryAfter?: string }
   | { kind: 'delay'; ms: number }
   | { kind: 'greedy' }
@@ -38,6 +41,13 @@ export type Script =
   | { kind: 'wrong-shape' }
   | { kind: 'redirect'; location: string; status?: number }
   | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> };
+
+/** A tool call the fake model makes; `id` is left out by Gemini unless given. */
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
 
 export interface RecordedRequest {
   method: string;
@@ -60,6 +70,7 @@ export interface FakeVendor {
   readonly requests: RecordedRequest[];
   script(...steps: Script[]): void;
   setDefault(step: Script | null): void;
+  setModels(ids: string[] | null): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -71,6 +82,7 @@ export interface FakeOptions {
 interface Reply {
   content: string;
   finish: string | undefined;
+  calls?: FakeToolCall[];
   prompt: number;
   completion: number;
 }
@@ -85,6 +97,11 @@ interface Dialect {
   success(reply: Reply, req: RecordedRequest, n: number): unknown;
   error(status: number, message: string, detail?: string): unknown;
   requestIdHeader: string;
+  /** The vendor's model list: its path and its body for the given ids. */
+  modelsPath: string;
+  modelList(ids: string[]): unknown;
+  /** Whether the request carries the right key, as the vendor checks it. */
+  authorized(req: RecordedRequest, apiKey: string): boolean;
 }
 
 // ---------------------------------------------------------------- shared plumbing
@@ -94,6 +111,7 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
   const requests: RecordedRequest[] = [];
   let queue: Script[] = [];
   let fallback: Script | null = null;
+  let models: string[] | null = null;
   let counter = 0;
 
   const server: Server = createServer(async (req, res) => {
@@ -123,6 +141,10 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
     const n = ++counter;
     res.setHeader(dialect.requestIdHeader, `req_fake_${n}`);
 
+    if (req.method === 'GET' && recorded.path === dialect.modelsPath && models !== null) {
+      if (!dialect.authorized(recorded, apiKey)) return sendJson(res, 401, dialect.error(401, 'invalid key'));
+      return sendJson(res, 200, dialect.modelList(models));
+    }
     const problem = dialect.check(recorded, apiKey);
     if (problem) return sendJson(res, problem.status, dialect.error(problem.status, problem.message, problem.detail));
 
@@ -140,6 +162,14 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
           finish: step.finish,
           prompt: step.usage?.prompt ?? 0,
           completion: step.usage?.completion ?? step.content.length,
+        }, recorded, n));
+      case 'tool-call':
+        return sendJson(res, 200, dialect.success({
+          content: step.content ?? '',
+          finish: undefined,
+          calls: step.calls,
+          prompt: 0,
+          completion: 1,
         }, recorded, n));
       case 'error':
         if (step.retryAfter !== undefined) res.setHeader('retry-after', step.retryAfter);
@@ -181,10 +211,12 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
     requests,
     script: (...steps) => void queue.push(...steps),
     setDefault: (step) => void (fallback = step),
+    setModels: (ids) => void (models = ids),
     reset: () => {
       requests.length = 0;
       queue = [];
       fallback = null;
+      models = null;
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -211,7 +243,7 @@ function openAITexts(body: any): { all: string[]; lastUser: string } {
   const all: string[] = [];
   let lastUser = '';
   for (const m of body.messages as any[]) {
-    const text = typeof m.content === 'string' ? m.content : (m.content as any[]).filter((p) => p.type === 'text').map((p) => p.text).join('');
+    const text = typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? (m.content as any[]).filter((p) => p.type === 'text').map((p) => p.text).join('') : '';
     all.push(text);
     if (m.role === 'user') lastUser = text;
   }
@@ -223,20 +255,33 @@ function checkOpenAIBody(body: any, needModel: boolean): string | null {
   if (needModel && typeof body.model !== 'string') return "you must provide a model parameter";
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "Invalid 'messages': empty array.";
   for (const m of body.messages) {
-    if (!isObj(m) || !['system', 'user', 'assistant', 'developer'].includes(m.role)) return "Invalid value for 'messages[].role'.";
-    if (typeof m.content !== 'string' && !Array.isArray(m.content)) return "Invalid type for 'messages[].content'.";
+    if (!isObj(m) || !['system', 'user', 'assistant', 'developer', 'tool'].includes(m.role)) return "Invalid value for 'messages[].role'.";
+    const bareCall = m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
+    if (typeof m.content !== 'string' && !Array.isArray(m.content) && !(bareCall && (m.content === null || m.content === undefined))) {
+      return "Invalid type for 'messages[].content'.";
+    }
+    if (m.role === 'tool' && typeof m.tool_call_id !== 'string') return "Missing required parameter: 'messages[].tool_call_id'.";
   }
   if ('max_tokens' in body && !Number.isInteger(body.max_tokens)) return "Invalid type for 'max_tokens'.";
   return null;
 }
 
-function openAISuccess(reply: Reply, model: string, n: number) {
+function openAISuccess(reply: Reply, model: string, n: number, choices = 1) {
+  const message = reply.calls
+    ? {
+        role: 'assistant',
+        content: reply.content || null,
+        refusal: null,
+        tool_calls: reply.calls.map((c, i) => ({ id: c.id ?? `call_fake_${n}_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })),
+      }
+    : { role: 'assistant', content: reply.content, refusal: null };
   return {
     id: `chatcmpl-fake-${n}`,
     object: 'chat.completion',
     created: 1_700_000_000 + n,
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: reply.content }, logprobs: null, finish_reason: reply.finish ?? 'stop' }],
+    // n > 1: the same answer once per choice, each with its index.
+    choices: Array.from({ length: choices }, (_, index) => ({ index, message, logprobs: null, finish_reason: reply.finish ?? (reply.calls ? 'tool_calls' : 'stop') })),
     usage: { prompt_tokens: reply.prompt, completion_tokens: reply.completion, total_tokens: reply.prompt + reply.completion },
   };
 }
@@ -258,7 +303,10 @@ const openAIDialect: Dialect = {
     return problem ? { status: 400, message: problem } : null;
   },
   texts: openAITexts,
-  success: (reply, req, n) => openAISuccess(reply, req.body.model, n),
+  success: (reply, req, n) => openAISuccess(reply, req.body.model, n, req.body.n ?? 1),
+  modelsPath: '/v1/models',
+  modelList: (ids) => ({ object: 'list', data: ids.map((id, i) => ({ id, object: 'model', created: 1_700_000_000 + i, owned_by: 'fake' })) }),
+  authorized: (req, apiKey) => req.headers.authorization === `Bearer ${apiKey}`,
   error: (status, message, detail) => ({
     error: { message, type: status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: detail ?? null },
   }),
@@ -280,7 +328,10 @@ const azureDialect: Dialect = {
     return problem ? { status: 400, message: problem } : null;
   },
   texts: openAITexts,
-  success: (reply, req, n) => openAISuccess(reply, decodeURIComponent(req.path.split('/')[3]!), n),
+  success: (reply, req, n) => openAISuccess(reply, decodeURIComponent(req.path.split('/')[3]!), n, req.body.n ?? 1),
+  modelsPath: '/openai/models',
+  modelList: (ids) => ({ data: ids.map((id) => ({ id, object: 'model', created_at: 1_700_000_000 })) }),
+  authorized: (req, apiKey) => req.headers['api-key'] === apiKey,
   error: (status, message) => ({ error: { code: String(status), message } }),
 };
 
@@ -312,6 +363,9 @@ const anthropicDialect: Dialect = {
       for (const block of m.content) {
         const ok =
           (block.type === 'text' && typeof block.text === 'string') ||
+          (block.type === 'tool_use' && m.role === 'assistant' && typeof block.id === 'string' && typeof block.name === 'string' && isObj(block.input)) ||
+          (block.type === 'tool_result' && m.role === 'user' && typeof block.tool_use_id === 'string') ||
+          (block.type === 'document' && isObj(block.source) && block.source.type === 'base64' && typeof block.source.data === 'string') ||
           (block.type === 'image' && isObj(block.source) &&
             ((block.source.type === 'base64' && typeof block.source.media_type === 'string' && typeof block.source.data === 'string') ||
               (block.source.type === 'url' && typeof block.source.url === 'string')));
@@ -336,12 +390,23 @@ const anthropicDialect: Dialect = {
     type: 'message',
     role: 'assistant',
     model: req.body.model,
-    content: [{ type: 'text', text: reply.content }],
-    stop_reason: reply.finish ?? 'end_turn',
+    content: [
+      ...(reply.content || !reply.calls ? [{ type: 'text', text: reply.content }] : []),
+      ...(reply.calls ?? []).map((c, i) => ({ type: 'tool_use', id: c.id ?? `toolu_fake_${n}_${i}`, name: c.name, input: c.arguments })),
+    ],
+    stop_reason: reply.finish ?? (reply.calls ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
     usage: { input_tokens: reply.prompt, output_tokens: reply.completion },
   }),
   error: (status, message) => ({ type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] ?? 'api_error', message } }),
+  modelsPath: '/v1/models',
+  modelList: (ids) => ({
+    data: ids.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-05-14T00:00:00Z' })),
+    has_more: false,
+    first_id: ids[0] ?? null,
+    last_id: ids[ids.length - 1] ?? null,
+  }),
+  authorized: (req, apiKey) => req.headers['x-api-key'] === apiKey,
 };
 
 // ---------------------------------------------------------------- Google Gemini
@@ -367,7 +432,9 @@ const geminiDialect: Dialect = {
       if (!Array.isArray(c.parts) || c.parts.length === 0) return { status: 400, message: '* GenerateContentRequest.contents[].parts: contents.parts must not be empty.' };
       for (const p of c.parts) {
         const inline = p.inlineData ?? p.inline_data;
-        if (typeof p.text !== 'string' && !(isObj(inline) && typeof inline.data === 'string')) return { status: 400, message: 'Invalid part' };
+        const call = isObj(p.functionCall) && typeof p.functionCall.name === 'string' && c.role === 'model';
+        const result = isObj(p.functionResponse) && typeof p.functionResponse.name === 'string' && isObj(p.functionResponse.response) && c.role === 'user';
+        if (typeof p.text !== 'string' && !(isObj(inline) && typeof inline.data === 'string') && !call && !result) return { status: 400, message: 'Invalid part' };
       }
     }
     return null;
@@ -384,7 +451,18 @@ const geminiDialect: Dialect = {
     return { all, lastUser };
   },
   success: (reply, req, n) => ({
-    candidates: [{ content: { parts: [{ text: reply.content }], role: 'model' }, finishReason: reply.finish ?? 'STOP', index: 0 }],
+    // candidateCount > 1: the same answer once per candidate, each with its index.
+    candidates: Array.from({ length: req.body.generationConfig?.candidateCount ?? 1 }, (_, index) => ({
+      content: {
+        parts: [
+          ...(reply.content || !reply.calls ? [{ text: reply.content }] : []),
+          ...(reply.calls ?? []).map((c) => ({ functionCall: { ...(c.id ? { id: c.id } : {}), name: c.name, args: c.arguments } })),
+        ],
+        role: 'model',
+      },
+      finishReason: reply.finish ?? 'STOP',
+      index,
+    })),
     usageMetadata: { promptTokenCount: reply.prompt, candidatesTokenCount: reply.completion, totalTokenCount: reply.prompt + reply.completion },
     modelVersion: decodeURIComponent(req.path.slice('/v1beta/models/'.length, -':generateContent'.length)),
     responseId: `resp_fake_${n}`,
@@ -397,6 +475,11 @@ const geminiDialect: Dialect = {
       ...(detail ? { details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: detail, domain: 'googleapis.com' }] } : {}),
     },
   }),
+  modelsPath: '/v1beta/models',
+  modelList: (ids) => ({
+    models: ids.map((id) => ({ name: `models/${id}`, displayName: id, supportedGenerationMethods: id.startsWith('embedding') ? ['embedContent'] : ['generateContent', 'countTokens'] })),
+  }),
+  authorized: (req, apiKey) => req.headers['x-goog-api-key'] === apiKey,
 };
 
 export const startFakeOpenAI = (options: FakeOptions = {}) => startFake(openAIDialect, options);

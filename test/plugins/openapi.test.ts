@@ -19,7 +19,7 @@ describe('OpenAPI document and reference page', () => {
 
   it('is OpenAPI 3 and lists the public API', () => {
     expect(doc.openapi).toMatch(/^3\./);
-    for (const path of ['/v1/providers', '/v1/providers/{provider}', '/v1/validate', '/v1/{author}/{ladder}', '/v1/{author}/{ladder}/chat/completions', '/v1/providers/catalog', '/v1/admin/accounts', '/v1/admin/accounts/{username}/api-keys', '/v1/admin/api-keys/{id}', '/v1/chat/completions', '/healthz', '/readyz']) {
+    for (const path of ['/v1/providers', '/v1/providers/{provider}', '/v1/validate', '/v1/{author}/{ladder}', '/v1/{author}/{ladder}/chat/completions', '/v1/providers/catalog', '/v1/admin/accounts', '/v1/admin/accounts/{username}/api-keys', '/v1/admin/api-keys/{id}', '/v1/chat/completions', '/v1/models', '/v1/models/{model}', '/healthz', '/readyz']) {
       expect(Object.keys(doc.paths)).toContain(path);
     }
     expect(doc.components.schemas.Error).toBeDefined();
@@ -34,6 +34,23 @@ describe('OpenAPI document and reference page', () => {
     expect(codes('/v1/pipelines/instances/{id}/cancel', 'post')).toEqual(['200', '401', '404', '409', '500']);
     const started = doc.paths['/v1/pipelines/instances']!.post! as Operation & { responses: Record<string, { headers?: Record<string, unknown> }> };
     expect(Object.keys(started.responses['202']!.headers ?? {})).toContain('location');
+  });
+
+  it("describes every member of OpenAI's chat request, and the new answer members", () => {
+    const chat = doc.paths['/v1/chat/completions']!.post as unknown as {
+      requestBody: { content: { 'application/json': { schema: { properties: Record<string, unknown>; additionalProperties: boolean } } } };
+      responses: Record<string, { content: { 'application/json': { schema: any } } }>;
+    };
+    const request = chat.requestBody.content['application/json'].schema;
+    for (const member of ['tools', 'tool_choice', 'response_format', 'n', 'stop', 'seed', 'top_p', 'logprobs', 'reasoning_effort', 'max_completion_tokens', 'user', 'metadata']) {
+      expect(Object.keys(request.properties)).toContain(member);
+    }
+    expect(request.additionalProperties).toBe(false);
+    const answer = chat.responses['200']!.content['application/json'].schema;
+    expect(Object.keys(answer.properties.choices.items.properties.message.properties)).toEqual(expect.arrayContaining(['content', 'refusal', 'tool_calls']));
+    expect(Object.keys(answer.properties.usage.properties)).toEqual(expect.arrayContaining(['prompt_tokens_details', 'completion_tokens_details']));
+    const model = doc.paths['/v1/models/{model}']!.get as unknown as { parameters: Array<{ name: string; in: string }> };
+    expect(model.parameters).toEqual([expect.objectContaining({ name: 'model', in: 'path' })]);
   });
 
   it('declares a success and an error response schema for every operation', () => {

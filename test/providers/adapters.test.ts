@@ -219,7 +219,7 @@ describe('Gemini generateContent', () => {
         [connection('google', gemini.apiKey)],
       ),
     );
-    expect(error).toMatchObject({ statusCode: 400, code: 'unsupported_content', param: 'messages' });
+    expect(error).toMatchObject({ statusCode: 400, code: 'unsupported_content', param: 'messages[0].content[0]' });
   });
 
   it('treats Google\'s 400 API_KEY_INVALID as a dead key and falls back', async () => {

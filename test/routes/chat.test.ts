@@ -49,7 +49,24 @@ describe('chat completions: request validation', () => {
     ['messages that are not an array', { model: 'gpt-4o-mini', messages: 'Hello' }, 'invalid_type', 'messages'],
     ['a message without role', { model: 'gpt-4o-mini', messages: [{ content: 'Hello' }] }, 'missing_required_field', 'messages[0].role'],
     ['a message without content', { model: 'gpt-4o-mini', messages: [{ role: 'user' }] }, 'missing_required_field', 'messages[0].content'],
-    ['an unknown role', { model: 'gpt-4o-mini', messages: [...hello, { role: 'tool', content: 'x' }] }, 'invalid_value', 'messages[1].role'],
+    ['an unknown role', { model: 'gpt-4o-mini', messages: [...hello, { role: 'bot', content: 'x' }] }, 'invalid_value', 'messages[1].role'],
+    ['a tool message without tool_call_id', { model: 'gpt-4o-mini', messages: [...hello, { role: 'tool', content: 'x' }] }, 'missing_required_field', 'messages[1].tool_call_id'],
+    ['tool_call_id on a user message', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x', tool_call_id: 'c' }] }, 'unknown_parameter', 'messages[0].tool_call_id'],
+    ['null content on an assistant message without tool calls', { model: 'gpt-4o-mini', messages: [...hello, { role: 'assistant', content: null }] }, 'invalid_value', 'messages[1].content'],
+    ['an image in a system message', { model: 'gpt-4o-mini', messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }, ...hello] }, 'invalid_value', 'messages[0].content[0]'],
+    ['an unknown member in a message', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x', foo: 1 }] }, 'unknown_parameter', 'messages[0].foo'],
+    ['an unknown top-level member', { model: 'gpt-4o-mini', messages: hello, foo: 1 }, 'unknown_parameter', 'foo'],
+    ['n above 128', { model: 'gpt-4o-mini', messages: hello, n: 129 }, 'invalid_value', 'n'],
+    ['top_p above 1', { model: 'gpt-4o-mini', messages: hello, top_p: 1.5 }, 'invalid_value', 'top_p'],
+    ['five stop sequences', { model: 'gpt-4o-mini', messages: hello, stop: ['a', 'b', 'c', 'd', 'e'] }, 'invalid_value', 'stop'],
+    ['presence_penalty below -2', { model: 'gpt-4o-mini', messages: hello, presence_penalty: -3 }, 'invalid_value', 'presence_penalty'],
+    ['a logit_bias above 100', { model: 'gpt-4o-mini', messages: hello, logit_bias: { '50256': 101 } }, 'invalid_value', 'logit_bias[50256]'],
+    ['a logit_bias key that is no token id', { model: 'gpt-4o-mini', messages: hello, logit_bias: { abc: 1 } }, 'unknown_parameter', 'logit_bias.abc'],
+    ['an unknown reasoning_effort', { model: 'gpt-4o-mini', messages: hello, reasoning_effort: 'extreme' }, 'invalid_value', 'reasoning_effort'],
+    ['an unknown response_format type', { model: 'gpt-4o-mini', messages: hello, response_format: { type: 'yaml' } }, 'invalid_value', 'response_format'],
+    ['a tool without a function name', { model: 'gpt-4o-mini', messages: hello, tools: [{ type: 'function', function: {} }] }, 'invalid_value', 'tools[0]'],
+    ['top_logprobs 21', { model: 'gpt-4o-mini', messages: hello, logprobs: true, top_logprobs: 21 }, 'invalid_value', 'top_logprobs'],
+    ['a seed that is not an integer', { model: 'gpt-4o-mini', messages: hello, seed: 1.5 }, 'invalid_type', 'seed'],
     ['null content', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: null }] }, 'invalid_value', 'messages[0].content'],
     ['an empty content part list', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: [] }] }, 'invalid_value', 'messages[0].content'],
     [
@@ -76,9 +93,12 @@ describe('chat completions: request validation', () => {
   }
 
   it.each([
-    [[{ role: 'bot', content: 'x' }], 'messages[0].role must be one of: "system", "user", "assistant".'],
+    [[{ role: 'bot', content: 'x' }], 'messages[0].role must be one of: "developer", "system", "user", "assistant", "tool", "function".'],
     [[{ role: 'user', content: [] }], 'messages[0].content must be a string or a non-empty array of content parts.'],
-    [[{ role: 'user', content: [{ type: 'audio' }] }], 'messages[0].content[0] must be a content part: {type: "text", text} or {type: "image_url", image_url: {url}}.'],
+    [
+      [{ role: 'user', content: [{ type: 'audio' }] }],
+      'messages[0].content[0] must be a content part: {type: "text", text}, {type: "image_url", image_url: {url}}, {type: "input_audio", input_audio: {data, format}}, {type: "file", file: {...}} or {type: "refusal", refusal}.',
+    ],
   ])('says what a message field accepts: %j', async (messages, message) => {
     const res = await chat(testApp.app, headers, { model: 'gpt-4o-mini', messages });
     expect(res.json().error.message).toBe(message);
@@ -107,17 +127,21 @@ describe('chat completions: request validation', () => {
     });
   });
 
-  it('accepts and ignores other OpenAI parameters, and passes only the known ones on', async () => {
+  it('passes every OpenAI parameter on unchanged, dropping only null members and stream', async () => {
     const res = await chat(testApp.app, headers, {
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'Hello', name: 'alice' }],
       top_p: 0.9,
       user: 'end-user-1',
+      seed: 7,
+      stop: null,
       stream: false,
     });
     expect(res.statusCode).toBe(200);
     expect(res.json().choices[0].message.content).toBe('echo: Hello');
-    expect(fake.requests.map((r) => r.body)).toEqual([{ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] }]);
+    expect(fake.requests.map((r) => r.body)).toEqual([
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello', name: 'alice' }], top_p: 0.9, user: 'end-user-1', seed: 7 },
+    ]);
     fake.reset();
   });
 

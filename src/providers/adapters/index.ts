@@ -24,7 +24,8 @@ export const adapters: Readonly<Record<string, VendorAdapter>> = {
   fireworks: compatible('fireworks', 'https://api.fireworks.ai/inference/v1'),
   openrouter: compatible('openrouter', 'https://openrouter.ai/api/v1'),
   cerebras: compatible('cerebras', 'https://api.cerebras.ai/v1'),
-  perplexity: compatible('perplexity', 'https://api.perplexity.ai'),
+  // Perplexity publishes no model list endpoint.
+  perplexity: openAICompatible({ id: 'perplexity', defaultBaseUrl: 'https://api.perplexity.ai', modelList: false }),
   'azure-openai': openAICompatible({
     id: 'azure-openai',
     defaultBaseUrl: null,
@@ -33,6 +34,8 @@ export const adapters: Readonly<Record<string, VendorAdapter>> = {
       `${basePath}/openai/deployments/${encodeURIComponent(deployment)}/chat/completions?api-version=${AZURE_API_VERSION}`,
     modelInBody: false,
     requestIdHeader: 'apim-request-id',
+    // Deployment names are the model names, and the data-plane key cannot list them.
+    modelList: false,
   }),
   custom: compatible('custom', null),
 };

@@ -1,6 +1,6 @@
 // The OpenAI chat completions wire format, shared by every OpenAI-compatible vendor, Azure and custom endpoints.
-import type { ChatRequest, FinishReason } from '../types.js';
-import { ShapeError, isObject, usageOf, type VendorAdapter, type VendorOutput } from './types.js';
+import type { ChatRequest, Choice, FinishReason } from '../types.js';
+import { ShapeError, count, isObject, outputOf, usageOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
 
 export interface OpenAICompatibleSpec {
   id: string;
@@ -14,6 +14,8 @@ export interface OpenAICompatibleSpec {
   /** Which body field carries max_tokens for this model (OpenAI's reasoning models refuse `max_tokens`). */
   maxTokensField?: (vendorModel: string) => 'max_tokens' | 'max_completion_tokens';
   requestIdHeader?: string;
+  /** `GET {base}/models` in OpenAI's list shape; false for vendors without one. Default true. */
+  modelList?: boolean;
 }
 
 const FINISH: Record<string, FinishReason> = {
@@ -37,38 +39,71 @@ export function openAICompatible(spec: OpenAICompatibleSpec): VendorAdapter {
     headers: spec.headers ?? bearer,
     path: spec.path ?? chatPath,
     toVendor(request: ChatRequest, vendorModel: string) {
-      // Messages are already in this wire format: passed by reference, not copied.
-      const body: Record<string, unknown> = modelInBody
-        ? { model: vendorModel, messages: request.messages }
-        : { messages: request.messages };
-      if (request.temperature !== undefined) body.temperature = request.temperature;
-      if (request.max_tokens !== undefined) {
-        body[maxTokensField ? maxTokensField(vendorModel) : 'max_tokens'] = request.max_tokens;
+      // Already this wire format: every member goes on unchanged (messages by reference, not copied).
+      const body: Json = { ...request };
+      if (modelInBody) body.model = vendorModel;
+      else delete body.model;
+      if (maxTokensField && request.max_tokens !== undefined && request.max_completion_tokens === undefined && maxTokensField(vendorModel) === 'max_completion_tokens') {
+        delete body.max_tokens;
+        body.max_completion_tokens = request.max_tokens;
       }
       return body;
     },
     fromVendor: parseChatCompletion,
     errorInfo: (_status, body) => ({ message: openAIErrorMessage(body) }),
+    ...(spec.modelList === false ? {} : { models: { path: (basePath: string) => `${basePath}/models`, parse: parseModelList } }),
   };
 }
 
 export function parseChatCompletion(body: unknown): VendorOutput {
   if (!isObject(body) || !Array.isArray(body.choices)) throw new ShapeError('no choices array');
-  const choice: unknown = body.choices[0];
-  if (!isObject(choice) || !isObject(choice.message)) throw new ShapeError('no choices[0].message');
+  if (body.choices.length === 0) throw new ShapeError('no choices[0].message');
+  const choices = body.choices.map(parseChoice);
   const usage = isObject(body.usage) ? body.usage : {};
+  const out = usageOf(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens);
+  if (isObject(usage.prompt_tokens_details)) out.prompt_tokens_details = counts(usage.prompt_tokens_details, ['cached_tokens', 'audio_tokens']);
+  if (isObject(usage.completion_tokens_details)) {
+    out.completion_tokens_details = counts(usage.completion_tokens_details, ['reasoning_tokens', 'audio_tokens', 'accepted_prediction_tokens', 'rejected_prediction_tokens']);
+  }
+  return outputOf(choices, out, {
+    model: typeof body.model === 'string' ? body.model : undefined,
+    systemFingerprint: typeof body.system_fingerprint === 'string' ? body.system_fingerprint : undefined,
+    serviceTier: typeof body.service_tier === 'string' ? body.service_tier : undefined,
+  });
+}
+
+function parseChoice(choice: unknown, position: number): Choice {
+  if (!isObject(choice) || !isObject(choice.message)) throw new ShapeError(`no choices[${position}].message`);
+  const m = choice.message;
+  const message: Choice['message'] = {
+    role: 'assistant',
+    // Null stays null beside tool calls or a refusal, as OpenAI sends it; otherwise it is ''.
+    content: m.content === null || m.content === undefined ? (Array.isArray(m.tool_calls) || typeof m.refusal === 'string' ? null : '') : messageText(m.content),
+    refusal: typeof m.refusal === 'string' ? m.refusal : null,
+  };
+  // Tool calls, annotations and audio are passed on exactly as produced: ids are never rewritten.
+  if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) message.tool_calls = m.tool_calls as Choice['message']['tool_calls'];
+  if (isObject(m.function_call)) message.function_call = m.function_call as Choice['message']['function_call'];
+  if (Array.isArray(m.annotations) && m.annotations.length > 0) message.annotations = m.annotations as Json[];
+  if (isObject(m.audio)) message.audio = m.audio;
   const reason = typeof choice.finish_reason === 'string' ? FINISH[choice.finish_reason] : undefined;
   return {
-    content: messageText(choice.message.content),
+    index: typeof choice.index === 'number' ? choice.index : position,
+    message,
+    logprobs: isObject(choice.logprobs) ? (choice.logprobs as Choice['logprobs']) : null,
     // Self-hosted servers sometimes send null or their own words for a normal end.
-    finishReason: reason ?? 'stop',
-    usage: usageOf(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens),
+    finish_reason: reason ?? (message.tool_calls ? 'tool_calls' : 'stop'),
   };
+}
+
+function counts<K extends string>(source: Json, keys: K[]): Partial<Record<K, number>> {
+  const out: Partial<Record<K, number>> = {};
+  for (const key of keys) if (typeof source[key] === 'number') out[key] = count(source[key]);
+  return out;
 }
 
 function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (content === null || content === undefined) return '';
   // Some compatible vendors (Mistral's reasoning models) answer with an array of chunks.
   if (Array.isArray(content)) {
     let text = '';
@@ -76,6 +111,14 @@ function messageText(content: unknown): string {
     return text;
   }
   throw new ShapeError('message content is neither text nor chunks');
+}
+
+/** `{data: [{id, created}]}`, OpenAI's list shape, which compatible servers (Ollama, vLLM) copy. */
+export function parseModelList(body: unknown): VendorModel[] {
+  if (!isObject(body) || !Array.isArray(body.data)) throw new ShapeError('no data array');
+  const out: VendorModel[] = [];
+  for (const m of body.data) if (isObject(m) && typeof m.id === 'string') out.push({ id: m.id, created: count(m.created) });
+  return out;
 }
 
 export function openAIErrorMessage(body: unknown): string | undefined {

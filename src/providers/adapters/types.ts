@@ -1,11 +1,23 @@
-import type { ChatRequest, FinishReason, Usage } from '../types.js';
+import type { ChatRequest, Choice, FinishReason, Usage } from '../types.js';
 import type { VendorErrorKind } from '../vendor-errors.js';
 
 /** What every adapter extracts from a successful vendor body. */
 export interface VendorOutput {
+  /** The first choice's text, '' when none. */
   content: string;
   finishReason: FinishReason;
   usage: Usage;
+  choices: Choice[];
+  model?: string | undefined;
+  systemFingerprint?: string | undefined;
+  serviceTier?: string | undefined;
+}
+
+/** One entry of a vendor's own model list. */
+export interface VendorModel {
+  id: string;
+  /** Unix seconds; 0 when the vendor does not say. */
+  created: number;
 }
 
 /** The one interface each vendor implements; the router knows nothing vendor-specific beyond it. */
@@ -18,11 +30,20 @@ export interface VendorAdapter {
   headers(apiKey: string): Record<string, string>;
   /** Request path (with query, if any) appended to the base URL's path. */
   path(basePath: string, vendorModel: string): string;
+  /**
+   * The vendor's body for the request. Throws a 400 ApiError (`unsupported_parameter`,
+   * `unsupported_content`) for what this vendor cannot honour; the router then tries the next one.
+   */
   toVendor(request: ChatRequest, vendorModel: string): unknown;
   /** Throws ShapeError when the body is not what this vendor answers on success. */
-  fromVendor(body: unknown): VendorOutput;
+  fromVendor(body: unknown, request: ChatRequest): VendorOutput;
   /** Pulls the vendor's message out of an error body; may reclassify (e.g. a dead key sent as 400). */
   errorInfo(status: number, body: unknown): { message?: string | undefined; kind?: VendorErrorKind | undefined };
+  /** The vendor's model list (GET), when it offers one. */
+  readonly models?: {
+    path(basePath: string): string;
+    parse(body: unknown): VendorModel[];
+  };
 }
 
 export class ShapeError extends Error {
@@ -42,4 +63,30 @@ export function usageOf(prompt: unknown, completion: unknown, total?: unknown): 
   const completion_tokens = count(completion);
   const reported = count(total);
   return { prompt_tokens, completion_tokens, total_tokens: reported || prompt_tokens + completion_tokens };
+}
+
+/** Adds cached / reasoning token counts to a usage, only the ones the vendor reported. */
+export function withDetails(usage: Usage, cached: unknown, reasoning: unknown): Usage {
+  if (typeof cached === 'number') usage.prompt_tokens_details = { cached_tokens: count(cached) };
+  if (typeof reasoning === 'number') usage.completion_tokens_details = { reasoning_tokens: count(reasoning) };
+  return usage;
+}
+
+/** A choice with plain text (or tool calls), the shape every non-OpenAI vendor's answer becomes. */
+export function textChoice(index: number, content: string | null, finish: FinishReason, toolCalls?: Choice['message']['tool_calls']): Choice {
+  const message: Choice['message'] = { role: 'assistant', content, refusal: null };
+  if (toolCalls && toolCalls.length > 0) message.tool_calls = toolCalls;
+  return { index, message, logprobs: null, finish_reason: finish };
+}
+
+/** VendorOutput from its choices: content and finishReason are the first choice's. */
+export function outputOf(choices: Choice[], usage: Usage, extra: Pick<VendorOutput, 'model' | 'systemFingerprint' | 'serviceTier'> = {}): VendorOutput {
+  const first = choices[0];
+  return {
+    content: first?.message.content ?? '',
+    finishReason: first?.finish_reason ?? 'stop',
+    usage,
+    choices,
+    ...extra,
+  };
 }

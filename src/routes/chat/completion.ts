@@ -1,10 +1,10 @@
 // Helpers shared by the direct and the ladder chat completion routes.
 import type { FastifyReply } from 'fastify';
 import { invalidRequest } from '../../errors.js';
-import type { Attempt, FinishReason, Usage } from '../../providers/types.js';
-import type { ChatCompletion } from '../../schemas/chat.js';
+import type { Attempt, ChatRequest, ChatResult, Choice, FinishReason, Usage } from '../../providers/types.js';
+import type { ChatCompletion, DirectChatRequest } from '../../schemas/chat.js';
 
-export function rejectStreaming(stream: boolean | undefined): void {
+export function rejectStreaming(stream: boolean | null | undefined): void {
   if (stream === true) {
     throw invalidRequest('stream_not_supported', 'Streaming is not supported yet: omit `stream` or set it to false.', 'stream');
   }
@@ -16,16 +16,35 @@ export function requireUserMessage(messages: Array<{ role: string }>): void {
   }
 }
 
+/** The validated body as the router takes it: null members dropped (null means "not given"), no stream members. */
+export function toChatRequest(body: DirectChatRequest): ChatRequest {
+  const out: Record<string, unknown> = {};
+  for (const key in body) {
+    const value = body[key as keyof DirectChatRequest];
+    if (value === null || value === undefined || key === 'stream' || key === 'stream_options') continue;
+    out[key] = value;
+  }
+  return out as ChatRequest;
+}
+
+/** One plain text choice: a ladder's answer, or a vendor result without choices. */
+export function textChoice(content: string, finishReason: FinishReason): Choice {
+  return { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: finishReason };
+}
+
 /** `at`: when the answer was ready (a ladder run's recorded finish, so a later read shows the same `created`). */
-export function chatCompletion(id: string, model: string, content: string, finishReason: FinishReason, usage: Usage, at = new Date()): ChatCompletion {
-  return {
+export function chatCompletion(id: string, model: string, choices: Choice[], usage: Usage, result?: ChatResult, at = new Date()): ChatCompletion {
+  const completion: ChatCompletion = {
     id,
     object: 'chat.completion',
     created: Math.floor(at.getTime() / 1000),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finishReason }],
-    usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
+    choices,
+    usage,
   };
+  if (result?.systemFingerprint !== undefined) completion.system_fingerprint = result.systemFingerprint;
+  if (result?.serviceTier !== undefined) completion.service_tier = result.serviceTier;
+  return completion;
 }
 
 /**

@@ -6,33 +6,41 @@ import { ProviderRouteError } from '../../providers/router.js';
 import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/chat.js';
 import { errorResponses } from '../../schemas/common.js';
 import { subjectOf } from '../../usage/metering.js';
-import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders } from './completion.js';
+import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, textChoice, toChatRequest } from './completion.js';
+import { checkMessages } from './messages.js';
 
 const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/completions', {
     schema: {
       tags: ['chat'],
       summary: 'Create a chat completion with your own provider keys',
+      description:
+        "Every member of OpenAI's request is accepted; one a candidate vendor cannot honour skips that vendor, and is " +
+        '400 unsupported_parameter when no candidate can (docs/providers.md has the table). `model` in the answer is the ' +
+        'name you asked for; the `x-ladder-model` header has the vendor’s exact model, `x-ladder-provider` the connection.',
       body: DirectChatRequestSchema,
       response: { 200: ChatCompletionSchema, ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
     },
   }, async (request, reply) => {
-    const { model, messages, temperature, max_tokens, stream } = request.body;
-    rejectStreaming(stream);
-    requireUserMessage(messages);
+    const body = request.body;
+    rejectStreaming(body.stream);
+    checkMessages(body.messages);
+    requireUserMessage(body.messages);
     const abort = new AbortController();
     // A caller that hangs up should not keep a vendor call (and its cost) running.
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
     try {
-      const chatRequest = { model, messages: messages.map(({ role, content }) => ({ role, content })), temperature, max_tokens };
+      const chatRequest = toChatRequest(body);
       // quotas: limits before the call; cost, rate headers and a ledger row after it.
       const result = await app.metering.direct(subjectOf(request.principal), reply, chatRequest, () =>
         app.callModel(request.principal.accountId, chatRequest, abort.signal, request.log),
       );
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
-      return chatCompletion(`ldr-chat-${randomUUID()}`, model, result.content, result.finishReason, result.usage);
+      if (result.model) reply.header('x-ladder-model', result.model);
+      const choices = result.choices ?? [textChoice(result.content, result.finishReason)];
+      return chatCompletion(`ldr-chat-${randomUUID()}`, body.model, choices, result.usage, result);
     } catch (error) {
       // Failed calls still say what was tried; the error handler renders the body.
       if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);

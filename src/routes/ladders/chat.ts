@@ -3,8 +3,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ChatCompletionSchema } from '../../schemas/chat.js';
 import { errorResponses } from '../../schemas/common.js';
+import { checkLadderRunRequest, toLadderMessages } from '../../schemas/ladder-run.js';
 import { LadderChatRequestSchema, LadderParamsSchema } from '../../schemas/ladders.js';
-import { chatCompletion, rejectStreaming, requireUserMessage } from '../chat/completion.js';
+import { chatCompletion, rejectStreaming, requireUserMessage, textChoice } from '../chat/completion.js';
+import { checkMessages } from '../chat/messages.js';
 import { rethrowUnlessParams } from './params.js';
 import { subjectOf } from '../../usage/metering.js';
 
@@ -26,6 +28,8 @@ const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { author, ladder: slug } = request.params;
     const { model, messages, knobs, stream } = request.body;
     rejectStreaming(stream);
+    checkMessages(messages);
+    checkLadderRunRequest(request.body);
     requireUserMessage(messages);
     const ladder = await app.ladders.getVisible(request.principal, author, slug);
     const abort = new AbortController();
@@ -37,14 +41,14 @@ const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       principal: request.principal,
       ladder,
       model,
-      messages: messages.map(({ role, content }) => ({ role, content })),
+      messages: toLadderMessages(messages),
       knobs,
       signal: abort.signal,
       log: request.log,
       onInstance: (created) => void reply.header('x-ladder-instance', created.id),
     });
     await app.metering.setLadderHeaders(subjectOf(request.principal), reply, result.spendUsd); // quotas: run's cost, rate headers
-    return chatCompletion(`ldr-${instance.id}`, `${author}/${slug}`, result.answer, 'stop', result.usage, finishedAt);
+    return chatCompletion(`ldr-${instance.id}`, `${author}/${slug}`, [textChoice(result.answer, 'stop')], result.usage, undefined, finishedAt);
   });
 };
 

@@ -6,7 +6,9 @@ import { idempotencyKeyReused } from '../../errors.js';
 import { errorResponses } from '../../schemas/common.js';
 import { InstanceStartedSchema, StartInstanceBodySchema, StartInstanceHeadersSchema, type InstanceStarted } from '../../schemas/pipelines.js';
 import type { InstanceRow } from '../../services/instances.js';
+import { checkLadderRunRequest, toLadderMessages } from '../../schemas/ladder-run.js';
 import { rejectStreaming, requireUserMessage } from '../chat/completion.js';
+import { checkMessages } from '../chat/messages.js';
 import { idempotencyKeyOf, requestHash } from './idempotency.js';
 
 export const instancePath = (id: string) => `/v1/pipelines/instances/${id}`;
@@ -33,6 +35,8 @@ const startRoute: FastifyPluginAsyncTypebox = async (app) => {
     const key = idempotencyKeyOf(request.headers['idempotency-key']);
     const { author, template, model, messages, knobs, stream } = request.body;
     rejectStreaming(stream);
+    checkMessages(messages);
+    checkLadderRunRequest(request.body);
     requireUserMessage(messages);
     const hash = key === null ? null : requestHash(request.body);
     // A retry answers what the first request got, whatever has happened to the ladder since.
@@ -51,7 +55,7 @@ const startRoute: FastifyPluginAsyncTypebox = async (app) => {
       principal,
       ladder,
       model,
-      messages: messages.map(({ role, content }) => ({ role, content })),
+      messages: toLadderMessages(messages),
       knobs,
     });
     const { instance, created } = await app.ladderRunner.queue(run, key === null ? null : { key, requestHash: hash! });

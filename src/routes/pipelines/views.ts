@@ -5,7 +5,7 @@ import type { Usage } from '../../providers/types.js';
 import type { CallTotals, InstanceEvent } from '../../services/instance-reads.js';
 import type { InstanceRow } from '../../services/instances.js';
 import type { Instance, InstanceListItem, InstanceTrace, StepTraceView } from '../../schemas/pipelines.js';
-import { chatCompletion } from '../chat/completion.js';
+import { chatCompletion, textChoice } from '../chat/completion.js';
 
 const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
@@ -53,7 +53,7 @@ export function instanceView(row: InstanceRow, soFar?: CallTotals): Instance {
   const item = instanceListItem(row, soFar);
   const result =
     row.status === 'completed' && row.answer !== null && row.finishedAt
-      ? chatCompletion(`ldr-${row.id}`, `${row.author}/${row.slug}`, row.answer, 'stop', row.usage ?? NO_USAGE, row.finishedAt)
+      ? chatCompletion(`ldr-${row.id}`, `${row.author}/${row.slug}`, [textChoice(row.answer, 'stop')], row.usage ?? NO_USAGE, undefined, row.finishedAt)
       : null;
   return { ...item, result };
 }
