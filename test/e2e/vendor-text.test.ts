@@ -48,13 +48,13 @@ describe('vendor text', () => {
       expect(res.json().choices[0].message.content).toBe('before\ufffdafter');
     });
 
-    it('in an answer: the ladder run answers 200 and its row is stored as succeeded', async () => {
+    it('in an answer: the ladder run answers 200 and its row is stored as completed', async () => {
       fake.script({ kind: 'reply', content: 'before\u0000after' });
       const res = await ladder();
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().choices[0].message.content).toBe('before\ufffdafter');
       const row = await instance(res.headers['x-ladder-instance'] as string);
-      expect(row).toMatchObject({ status: 'succeeded', answer: 'before\ufffdafter', error: null });
+      expect(row).toMatchObject({ status: 'completed', answer: 'before\ufffdafter', error: null });
       expect(row.trace[0].nodes[0].output).toBe('before\ufffdafter');
     });
 

@@ -33,10 +33,11 @@ const startRoute: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { principal } = request;
     const key = idempotencyKeyOf(request.headers['idempotency-key']);
-    const { author, template, model, messages, knobs, stream } = request.body;
+    const { author, template, ...runRequest } = request.body;
+    const { model, messages, knobs, stream } = runRequest;
     rejectStreaming(stream);
     checkMessages(messages);
-    checkLadderRunRequest(request.body);
+    checkLadderRunRequest(runRequest);
     requireUserMessage(messages);
     const hash = key === null ? null : requestHash(request.body);
     // A retry answers what the first request got, whatever has happened to the ladder since.
