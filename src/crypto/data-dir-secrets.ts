@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import selfsigned from 'selfsigned';
 import type { Config } from '../config.js';
 import { createSecretBox, decodeEncryptionKey, type SecretBox } from './secret-box.js';
 
@@ -53,6 +52,8 @@ export async function loadTlsMaterial(config: Pick<Config, 'tls' | 'dataDir'>): 
 async function generateLocalhostCertificate(): Promise<TlsMaterial> {
   const notBeforeDate = new Date();
   const notAfterDate = new Date(notBeforeDate.getTime() + 825 * 24 * 3600 * 1000);
+  // Loaded only when a certificate is made: it is the slowest module to load, and rarely needed.
+  const { default: selfsigned } = await import('selfsigned');
   const pems = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
     keyType: 'ec',
     curve: 'P-256',
