@@ -1,27 +1,34 @@
 # syntax=docker/dockerfile:1
+# The Node.js version is pinned here, once: CI (.ci/run) reads this line and runs the whole
+# test suite on this same version, beside Node 20.
+ARG NODE_VERSION=22.23.3
+
 # Build stage: compile TypeScript with the full toolchain.
-FROM node:22-bookworm-slim AS build
+FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: `prepare` builds, and the sources are not copied yet.
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.json
+RUN npx tsc -p tsconfig.json && chmod 755 dist/src/cli/admin.js
 
 # Runtime stage: production dependencies and compiled code only, as a non-root user.
-FROM node:22-bookworm-slim
+FROM node:${NODE_VERSION}-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8443 \
     DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
 COPY migrations ./migrations
-RUN mkdir -p /data && chown node:node /data
+# /data holds the database (and, by default, the generated certificate and encryption key);
+# /secrets is where ENCRYPTION_KEY_FILE can keep the key apart from the data it protects.
+RUN mkdir -p /data /secrets && chown node:node /data /secrets && chmod 0700 /secrets
 USER node
 VOLUME ["/data"]
 EXPOSE 8443
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD ["node", "dist/src/cli/healthcheck.js"]
-CMD ["node", "dist/src/server.js"]
+CMD ["node", "--enable-source-maps", "dist/src/server.js"]

@@ -1,5 +1,7 @@
 // Configuration is read from the environment once, at boot, and nowhere else.
 // Every setting is documented in README.md; a bad value stops the boot naming the variable.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { ModelPrice } from './pricing/prices.js';
@@ -17,10 +19,12 @@ const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  TLS_SELF_SIGNED_HOSTS: Type.Optional(Type.String()),
   TRUST_PROXY: Type.Optional(Bool),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   ADMIN_AUTH_MAX_FAILURES_PER_MINUTE: Int(0, 100_000, 10),
   ENCRYPTION_KEY: Type.Optional(Type.String()),
+  ENCRYPTION_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
   ENCRYPTION_KEY_PREVIOUS: Type.Optional(Type.String()),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
@@ -60,12 +64,16 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   tls: { certFile: string; keyFile: string } | null;
+  /** Extra DNS names and IP addresses for the generated certificate (beside localhost and loopback). */
+  selfSignedHosts: string[];
   trustProxy: boolean;
   adminToken: string | null;
   /** Failed admin authentications one client address may make per minute before it is refused (0: unlimited). */
   adminAuthMaxFailuresPerMinute: number;
   /** base64 of 32 bytes; null means "generate once into DATA_DIR". */
   encryptionKey: string | null;
+  /** Where the key is kept (and generated on first start) when ENCRYPTION_KEY is unset; default DATA_DIR/encryption.key. */
+  encryptionKeyFile: string;
   /** Older keys that may still have sealed stored secrets (during a key rotation). */
   previousEncryptionKeys: string[];
   logLevel: string;
@@ -112,9 +120,11 @@ export class ConfigError extends Error {
 }
 
 const BASE_URL_PREFIX = 'PROVIDER_BASE_URL_';
+/** Settings that may instead be read from a file named by `<NAME>_FILE` (Docker secrets). */
+const FILE_SETTINGS = ['DATABASE_URL', 'ADMIN_TOKEN'];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const raw = pickDefined(env, Object.keys(EnvSchema.properties));
+  const raw = { ...fromFiles(env), ...pickDefined(env, Object.keys(EnvSchema.properties)) };
   const parsed = parseEnv(EnvSchema, raw);
   return {
     port: parsed.PORT,
@@ -122,10 +132,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: parsed.DATA_DIR,
     databaseUrl: parsed.DATABASE_URL ?? null,
     tls: tlsFiles(parsed),
+    selfSignedHosts: (parsed.TLS_SELF_SIGNED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     trustProxy: isTrue(parsed.TRUST_PROXY),
     adminToken: parsed.ADMIN_TOKEN ?? null,
     adminAuthMaxFailuresPerMinute: parsed.ADMIN_AUTH_MAX_FAILURES_PER_MINUTE,
     encryptionKey: parsed.ENCRYPTION_KEY ?? null,
+    encryptionKeyFile: encryptionKeyFile(parsed),
     previousEncryptionKeys: (parsed.ENCRYPTION_KEY_PREVIOUS ?? '').split(',').map((k) => k.trim()).filter(Boolean),
     logLevel: parsed.LOG_LEVEL,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
@@ -178,6 +190,21 @@ function pickDefined(env: NodeJS.ProcessEnv, names: string[]): Record<string, st
   return out;
 }
 
+/** `DATABASE_URL_FILE=/run/secrets/database_url`: the file's content, when the variable itself is unset. */
+function fromFiles(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of FILE_SETTINGS) {
+    const file = env[`${name}_FILE`];
+    if (!file || env[name]) continue;
+    try {
+      out[name] = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      throw new ConfigError(`Invalid configuration:\n  ${name}_FILE=${JSON.stringify(file)}: cannot be read (${(error as NodeJS.ErrnoException).code})`);
+    }
+  }
+  return out;
+}
+
 function parseEnv<T extends TSchema>(schema: T, raw: Record<string, string>): Static<T> {
   const withDefaults = Value.Default(schema, Value.Convert(schema, { ...raw }));
   const problems = [...Value.Errors(schema, withDefaults)].map((e) => {
@@ -223,6 +250,13 @@ function tlsFiles(env: Env): Config['tls'] {
     throw new ConfigError('Invalid configuration:\n  TLS_CERT_FILE and TLS_KEY_FILE must be set together');
   }
   return { certFile, keyFile };
+}
+
+function encryptionKeyFile(env: Env): string {
+  if (env.ENCRYPTION_KEY && env.ENCRYPTION_KEY_FILE) {
+    throw new ConfigError('Invalid configuration:\n  ENCRYPTION_KEY and ENCRYPTION_KEY_FILE: set one of them, not both');
+  }
+  return env.ENCRYPTION_KEY_FILE ?? path.join(env.DATA_DIR, 'encryption.key');
 }
 
 function providerBaseUrls(env: NodeJS.ProcessEnv): Record<string, string> {

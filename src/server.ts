@@ -7,8 +7,10 @@ import app from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loadTlsMaterial } from './crypto/data-dir-secrets.js';
 import type { Database } from './db/client.js';
+import { loadEnvFile } from './env-file.js';
 import { fastifyOptions } from './server-options.js';
 import { answerOnlyInEnvelope } from './transport/envelope-only.js';
+import { startupReport } from './startup-report.js';
 import { createHttpsOnlyServer, httpsRequired } from './transport/https-only.js';
 
 export interface RunningServer {
@@ -53,7 +55,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return { app: fastify, url: `${tls ? 'https' : 'http'}://${host}:${port}`, close: () => fastify.close() };
+  const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
+  for (const line of startupReport(config, tls)) fastify.log.info(line);
+  return { app: fastify, url, close: () => fastify.close() };
 }
 
 /**
@@ -97,6 +101,8 @@ async function serveUntilSignalled(config: Config, logs: ReturnType<typeof pino.
 async function main(): Promise<void> {
   let config: Config;
   try {
+    // Settings missing from the environment may come from ./.env; the environment wins.
+    loadEnvFile();
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {

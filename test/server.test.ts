@@ -160,7 +160,7 @@ describe('the process', () => {
     expect(statSync(entry, { throwIfNoEntry: false }), 'run `npm run build` first (npm test does)').toBeDefined();
     const dataDir = testConfig().dataDir;
     const child = spawn(process.execPath, [entry], {
-      env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: process.env.TEST_DATABASE_URL ?? '' },
+      env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: process.env.TEST_DATABASE_URL ?? '', ADMIN_TOKEN: '', ENCRYPTION_KEY: '', ENCRYPTION_KEY_FILE: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -169,12 +169,25 @@ describe('the process', () => {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 60_000);
       child.stdout.on('data', () => {
-        if (output.includes('Server listening at https://')) {
+        if (output.includes('admin API: ')) {
           clearTimeout(timer);
           resolve();
         }
       });
     });
+    // After Fastify's line with the URL, one plain line each: database, certificate, key, admin API.
+    const messages = output.split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { msg: string }).msg);
+    const listening = messages.findIndex((m) => m.startsWith('Server listening at https://127.0.0.1:'));
+    const database = process.env.TEST_DATABASE_URL
+      ? `database: PostgreSQL at ${new URL(process.env.TEST_DATABASE_URL).host}${new URL(process.env.TEST_DATABASE_URL).pathname} (DATABASE_URL)`
+      : `database: embedded PostgreSQL (PGlite) in ${path.resolve(dataDir, 'pgdata')}`;
+    expect(messages.slice(listening, listening + 5)).toEqual([
+      expect.stringMatching(/^Server listening at https:/),
+      database,
+      `TLS certificate: ${path.resolve(dataDir, 'tls', 'localhost.crt')}, self-signed for localhost, 127.0.0.1, ::1 (trust this file in clients; key beside it)`,
+      `encryption key for stored provider keys: in ${path.resolve(dataDir, 'encryption.key')}`,
+      'admin API: off (ADMIN_TOKEN is not set; /v1/admin/* answers 404)',
+    ]);
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);

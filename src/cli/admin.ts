@@ -1,160 +1,135 @@
 #!/usr/bin/env node
 // Operator command line: works directly on the database, so a fresh install can be
-// bootstrapped before the server ever runs. `npm run admin -- help` lists the commands.
-import { readFile } from 'node:fs/promises';
+// bootstrapped before the server ever runs. `ladder-admin help` lists the commands; the
+// commands themselves are in commands/, one module per resource.
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../config.js';
-import { loadSecretBox } from '../crypto/data-dir-secrets.js';
-import { openDatabase, type Database } from '../db/client.js';
-import { ApiError, invalidRequest } from '../errors.js';
-import { parseConfigText } from '../ladders/parse-text.js';
-import { createAccount, createApiKey, findAccount, listApiKeys, revokeApiKey } from '../services/accounts.js';
-import type { LadderAccess } from '../services/ladder-access.js';
-import { createConnectionService } from '../services/provider-connections.js';
-import { createLadderService } from '../services/ladders.js';
-import { limitsCommand, LIMIT_FLAGS } from './limits.js';
+import type { Database } from '../db/client.js';
+import { loadEnvFile } from '../env-file.js';
+import { ApiError } from '../errors.js';
+import { UsageError, type Command, type Context, type Flags, type Listing } from './command.js';
+import { commands } from './commands/index.js';
+import { render } from './output.js';
 
-const USAGE = `Usage: ladder-admin <command> [arguments] [--json]
+const GLOBAL_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
-Commands:
-  migrate                              apply pending database migrations
-  create-account <username>            create an account
-  create-key <username> [--name N] [--mode unrestricted|whitelist|blacklist] [--ladder author/slug ...]
-                                       create an API key (the key is printed once)
-  list-keys <username>                 list an account's API keys (never the keys)
-  revoke-key <key id>                  revoke an API key
-  push-ladder <username> <file> [--slug S] [--visibility private|unlisted|public] [--config-visibility ...] [--description D]
-                                       validate a JSON or YAML ladder config and save it as a new version
-                                       (slug default: the file name without extension, lowercased)
-  limits <username> [--key ID] [--rpm N] [--tpm N] [--usd-day X] [--usd-month X]
-                                       show an account's limits and its keys'; with flags, change the
-                                       account's (or, with --key, that key's); "none" removes a limit
-  reencrypt                            reseal every stored provider key under the current ENCRYPTION_KEY
-                                       (keep the old key in ENCRYPTION_KEY_PREVIOUS until this has run)
-
-Settings come from the same environment variables as the server (DATABASE_URL, DATA_DIR, ...).`;
-
-type Command = (db: Database, args: string[], flags: Flags, config: Config) => Promise<unknown>;
-interface Flags {
-  name?: string;
-  mode?: string;
-  ladder?: string[];
-  slug?: string;
-  visibility?: string;
-  'config-visibility'?: string;
-  description?: string;
-  key?: string;
-  rpm?: string;
-  tpm?: string;
-  'usd-day'?: string;
-  'usd-month'?: string;
+function usage(): string {
+  const lines = commands.map((c) => `  ${`${c.name} ${c.args.split(' [')[0]}`.padEnd(36)} ${c.summary}`);
+  return [
+    'Usage: ladder-admin <command> [arguments] [--json]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    '`ladder-admin help <command>` (or `<command> --help`) shows a command\'s options.',
+    '--json prints machine-readable output, listings as {"data": [...]}; --version prints the version.',
+    'Settings come from the same environment variables as the server (DATABASE_URL, DATA_DIR, ...),',
+    'and from ./.env for those the environment does not set.',
+  ].join('\n');
 }
 
-const commands: Record<string, Command> = {
-  migrate: async () => ({ migrated: true }),
-  'create-account': (db, [username]) => createAccount(db.db, required(username, 'username')),
-  'create-key': (db, [username], flags) => {
-    const mode = (flags.mode ?? 'unrestricted') as LadderAccess['mode'];
-    if (!['unrestricted', 'whitelist', 'blacklist'].includes(mode)) throw new UsageError(`--mode must be unrestricted, whitelist or blacklist`);
-    return createApiKey(db.db, required(username, 'username'), { name: flags.name ?? null, access: { mode, ladders: flags.ladder ?? [] } });
-  },
-  'list-keys': async (db, [username]) => ({ data: await listApiKeys(db.db, required(username, 'username')) }),
-  'revoke-key': async (db, [id]) => {
-    await revokeApiKey(db.db, required(id, 'key id'));
-    return { ok: true };
-  },
-  'push-ladder': async (db, [username, file], flags) => {
-    const account = await findAccount(db.db, required(username, 'username'));
-    const fileName = required(file, 'file');
-    let config: unknown;
-    try {
-      config = parseConfigText(await readFile(fileName, 'utf8'), fileName);
-    } catch (error) {
-      throw invalidRequest('invalid_ladder_file', error instanceof Error ? error.message : String(error));
-    }
-    const principal = { accountId: account.id, username: account.username, apiKeyId: '', access: { mode: 'unrestricted' as const, ladders: [] } };
-    const { metadata } = await createLadderService(db.db).save(principal, account.username, flags.slug ?? slugFromFile(fileName), {
-      config,
-      ...(flags.description !== undefined ? { description: flags.description } : {}),
-      ...(flags.visibility ? { usageVisibility: visibility(flags.visibility, '--visibility') } : {}),
-      ...(flags['config-visibility'] ? { configVisibility: visibility(flags['config-visibility'], '--config-visibility') } : {}),
-    });
-    const { config: _saved, ...summary } = metadata;
-    return summary;
-  },
-  limits: async (db, [username], flags) => limitsCommand(db.db, required(username, 'username'), flags),
-  reencrypt: async (db, _args, _flags, config) => {
-    const service = createConnectionService(db.db, await loadSecretBox(config), { allowPrivateEndpoints: true, cacheTtlMs: 0 });
-    return service.reencryptAll();
-  },
-};
-
-class UsageError extends Error {}
-
-/** `My Ladder.v2.yaml` -> `my-ladder-v2`: lowercased, other characters to '-'. */
-function slugFromFile(fileName: string): string {
-  const base = path.basename(fileName).replace(/\.(ya?ml|json)$/i, '');
-  return base.toLowerCase().replace(/[^a-z0-9_-]/g, '-');
+function commandHelp(command: Command): string {
+  return [`Usage: ladder-admin ${command.name} ${command.args} [--json]`.replace(/ +/g, ' '), '', `${command.summary}.`, ...(command.details ? [command.details] : [])].join('\n');
 }
 
-function visibility(value: string, flag: string): 'private' | 'unlisted' | 'public' {
-  if (value === 'private' || value === 'unlisted' || value === 'public') return value;
-  throw new UsageError(`${flag} must be private, unlisted or public`);
-}
-
-function required(value: string | undefined, what: string): string {
-  if (!value) throw new UsageError(`missing ${what}`);
-  return value;
+function version(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+  return (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      name: { type: 'string' },
-      mode: { type: 'string' },
-      ladder: { type: 'string', multiple: true },
-      slug: { type: 'string' },
-      visibility: { type: 'string' },
-      'config-visibility': { type: 'string' },
-      description: { type: 'string' },
-      ...LIMIT_FLAGS,
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const [name, ...args] = positionals;
-  const command = name ? commands[name] : undefined;
-  if (values.help || name === 'help' || !command) {
-    process.stdout.write(`${USAGE}\n`);
-    return command || values.help || name === 'help' ? 0 : 2;
+  const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v') return print(version());
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    const topic = name === 'help' ? rest.find((a) => !a.startsWith('-')) : undefined;
+    if (topic === undefined) {
+      print(usage());
+      return name === undefined ? 2 : 0;
+    }
+    const command = commands.find((c) => c.name === topic);
+    return command ? print(commandHelp(command)) : unknownCommand(topic);
   }
+  const command = commands.find((c) => c.name === name);
+  if (!command) return unknownCommand(name);
 
-  const config = loadConfig();
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  let parsed: { positionals: string[]; values: Flags };
   try {
-    const result = await command(database, args, values, config);
-    process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${humanReadable(result)}\n`);
+    parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options: { ...GLOBAL_OPTIONS, ...command.options } });
+  } catch (error) {
+    process.stderr.write(`error: ${(error as Error).message}\nRun \`ladder-admin help ${command.name}\` for its usage.\n`);
+    return 2;
+  }
+  const { positionals, values } = parsed;
+  if (values.help) return print(commandHelp(command));
+  const json = values.json === true;
+
+  loadEnvFile();
+  const { ConfigError, loadConfig } = await import('../config.js');
+  let database: Database | null = null;
+  try {
+    const config = loadConfig();
+    const context: Context = {
+      config,
+      database: async () => {
+        const { openDatabase } = await import('../db/client.js');
+        database ??= await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+        return database;
+      },
+      readSecret,
+    };
+    const result = await command.run(context, positionals, values);
+    print(json ? JSON.stringify(isListing(result) ? { data: result.data } : result) : render(result));
     return 0;
   } catch (error) {
-    if (error instanceof ApiError || error instanceof UsageError) {
-      const body = error instanceof ApiError ? error.toBody() : { error: { message: error.message, type: 'usage_error', code: 'usage' } };
-      process.stderr.write(values.json ? `${JSON.stringify(body)}\n` : `error: ${error.message}\n`);
-      return error instanceof UsageError ? 2 : 1;
-    }
-    throw error;
+    if (!(error instanceof ApiError || error instanceof UsageError || error instanceof ConfigError)) throw error;
+    const body = error instanceof ApiError ? error.toBody() : { error: { message: error.message, type: 'usage_error', code: error instanceof ConfigError ? 'invalid_configuration' : 'usage' } };
+    process.stderr.write(json ? `${JSON.stringify(body)}\n` : `error: ${error.message}\n`);
+    return error instanceof UsageError ? 2 : 1;
   } finally {
-    await database.close();
+    await (database as Database | null)?.close();
   }
 }
 
-function humanReadable(result: unknown): string {
-  if (result && typeof result === 'object' && 'data' in result && Array.isArray(result.data)) {
-    return result.data.map((row) => Object.entries(row as object).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join('  ')).join('\n') || '(none)';
+function print(text: string): number {
+  process.stdout.write(`${text}\n`);
+  return 0;
+}
+
+function unknownCommand(name: string): number {
+  process.stderr.write(`unknown command: ${name}\nRun \`ladder-admin help\` for the list of commands.\n`);
+  return 2;
+}
+
+function isListing(result: object): result is Listing {
+  return 'data' in result && Array.isArray(result.data) && 'columns' in result;
+}
+
+/** From the named variable; else stdin: typed without echo on a terminal, or piped. */
+async function readSecret(prompt: string, envVariable: string | undefined): Promise<string> {
+  if (envVariable !== undefined) {
+    const value = process.env[envVariable];
+    if (!value) throw new UsageError(`environment variable ${envVariable} is not set`);
+    return value;
   }
-  return Object.entries(result as object).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join('\n');
+  if (!process.stdin.isTTY) {
+    let text = '';
+    for await (const chunk of process.stdin) text += String(chunk);
+    const value = text.replace(/\r?\n$/, '');
+    if (!value) throw new UsageError('no key on stdin (pipe it in, or name a variable with --key-env)');
+    return value;
+  }
+  process.stderr.write(prompt);
+  const muted = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const reader = createInterface({ input: process.stdin, output: muted, terminal: true });
+  const line = await new Promise<string>((resolve) => reader.once('line', resolve));
+  reader.close();
+  process.stderr.write('\n');
+  return line;
 }
 
 main(process.argv.slice(2)).then(

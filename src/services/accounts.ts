@@ -62,6 +62,17 @@ export async function createAccount(db: Db, username: string): Promise<AccountVi
   return { id: row.id, username: row.username, created_at: row.createdAt.toISOString() };
 }
 
+export async function listAccounts(db: Db): Promise<AccountView[]> {
+  const rows = await db.select().from(accounts).orderBy(asc(accounts.username));
+  return rows.map((row) => ({ id: row.id, username: row.username, created_at: row.createdAt.toISOString() }));
+}
+
+/** Deletes the account and, by cascade, its keys, provider connections, ladders and runs. */
+export async function deleteAccount(db: Db, username: string): Promise<void> {
+  const deleted = await db.delete(accounts).where(eq(accounts.username, username)).returning({ id: accounts.id });
+  if (deleted.length === 0) throw notFound('account_not_found', `No account has username "${username}".`);
+}
+
 export async function findAccount(db: Db, username: string) {
   const [row] = await db.select().from(accounts).where(eq(accounts.username, username));
   if (!row) throw notFound('account_not_found', `No account has username "${username}".`);

@@ -1,10 +1,11 @@
 // `ladder-admin limits`: show or change the limits of an account and its API keys.
+// The command's entry is in limits.ts beside it; this module does the work.
 import { and, eq } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
-import { apiKeys } from '../db/schema.js';
-import { invalidRequest, notFound } from '../errors.js';
-import { createLimitsStore, type Limits } from '../quotas/limits-store.js';
-import { findAccount, listApiKeys } from '../services/accounts.js';
+import type { Db } from '../../db/client.js';
+import { apiKeys } from '../../db/schema.js';
+import { invalidRequest, notFound } from '../../errors.js';
+import { createLimitsStore, type Limits } from '../../quotas/limits-store.js';
+import { findAccount, listApiKeys } from '../../services/accounts.js';
 
 export const LIMIT_FLAGS = {
   key: { type: 'string' },

@@ -1,0 +1,33 @@
+// Accounts: create, list, delete.
+import { required, UsageError, type Command } from '../command.js';
+
+// Loaded on use, so that `--version` and `help` start at once (the same in every command module).
+const accounts = () => import('../../services/accounts.js');
+
+export const accountCommands: Command[] = [
+  {
+    name: 'create-account',
+    args: '<username>',
+    summary: 'create an account',
+    details: 'The username is 3 to 39 lowercase letters, digits and inner hyphens; it is the author in ladder URLs.',
+    run: async (context, [username]) => (await accounts()).createAccount((await context.database()).db, required(username, 'username')),
+  },
+  {
+    name: 'list-accounts',
+    args: '',
+    summary: 'list every account',
+    run: async (context) => ({ data: await (await accounts()).listAccounts((await context.database()).db), columns: ['username', 'id', 'created_at'] }),
+  },
+  {
+    name: 'delete-account',
+    args: '<username> --yes',
+    summary: 'delete an account with its keys, provider connections, ladders and runs',
+    options: { yes: { type: 'boolean' } },
+    run: async (context, [username], flags) => {
+      const name = required(username, 'username');
+      if (!flags.yes) throw new UsageError(`deleting "${name}" also deletes its keys, provider connections, ladders and runs; add --yes to confirm`);
+      await (await accounts()).deleteAccount((await context.database()).db, name);
+      return { deleted: name };
+    },
+  },
+];

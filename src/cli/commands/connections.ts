@@ -1,0 +1,65 @@
+// A user's provider connections: list, set (create or update), delete. The provider key
+// is read from stdin or from a named environment variable, never from the command line,
+// where it would stay in the shell's history and in the process list.
+import { integer, required, text, type Command, type Context } from '../command.js';
+
+async function connectionsOf(context: Context, username: string) {
+  const { db } = await context.database();
+  const [{ loadSecretBox }, { findAccount }, { createConnectionService }] = await Promise.all([
+    import('../../crypto/data-dir-secrets.js'), import('../../services/accounts.js'), import('../../services/provider-connections.js'),
+  ]);
+  const account = await findAccount(db, username);
+  // The operator may store any endpoint, as ALLOW_PRIVATE_ENDPOINTS does for the API.
+  const service = createConnectionService(db, await loadSecretBox(context.config), { allowPrivateEndpoints: true, cacheTtlMs: 0 });
+  return { accountId: account.id, service };
+}
+
+export const connectionCommands: Command[] = [
+  {
+    name: 'list-connections',
+    args: '<username>',
+    summary: "list a user's provider connections in priority order (never the keys)",
+    run: async (context, [username]) => {
+      const { accountId, service } = await connectionsOf(context, required(username, 'username'));
+      return { data: await service.list(accountId), columns: ['provider', 'priority', 'label', 'key_prefix', 'endpoint', 'updated_at'] };
+    },
+  },
+  {
+    name: 'set-connection',
+    args: '<username> <provider> [--key-env VAR] [--label L] [--priority N] [--endpoint URL]',
+    summary: "create or update a user's connection to a provider",
+    details: [
+      'The provider key is read from the environment variable named by --key-env, else from stdin',
+      '(typed without echo on a terminal, or piped: `printenv OPENAI_API_KEY | ladder-admin set-connection alice openai`).',
+      'Provider ids are those of GET /v1/providers/catalog; custom endpoints (ollama, openai-compatible, ...) need --endpoint.',
+    ].join('\n'),
+    options: { 'key-env': { type: 'string' }, label: { type: 'string' }, priority: { type: 'string' }, endpoint: { type: 'string' } },
+    run: async (context, [username, provider], flags) => {
+      const name = required(username, 'username');
+      const id = required(provider, 'provider');
+      const priority = integer(flags.priority, '--priority');
+      const label = text(flags.label);
+      const endpoint = text(flags.endpoint);
+      const apiKey = await context.readSecret(`${id} API key for ${name}: `, text(flags['key-env']));
+      const { accountId, service } = await connectionsOf(context, name);
+      const { connection, created } = await service.upsert(accountId, {
+        provider: id,
+        api_key: apiKey,
+        ...(priority !== undefined ? { priority } : {}),
+        ...(label !== undefined ? { label } : {}),
+        ...(endpoint !== undefined ? { endpoint } : {}),
+      });
+      return { ...connection, created };
+    },
+  },
+  {
+    name: 'delete-connection',
+    args: '<username> <provider>',
+    summary: "delete a user's connection to a provider",
+    run: async (context, [username, provider]) => {
+      const { accountId, service } = await connectionsOf(context, required(username, 'username'));
+      await service.remove(accountId, required(provider, 'provider'));
+      return { deleted: provider };
+    },
+  },
+];

@@ -1,0 +1,27 @@
+// The lines an operator reads first, after Fastify's "Server listening at <url>": which
+// database is in use, where the certificate and encryption key are, whether the admin API is on.
+import path from 'node:path';
+import type { Config } from './config.js';
+import { describeEncryptionKey, type TlsMaterial } from './crypto/data-dir-secrets.js';
+
+export function startupReport(config: Config, tls: TlsMaterial | null): string[] {
+  return [
+    `database: ${describeDatabase(config)}`,
+    tls ? `TLS certificate: ${describeTls(config, tls)}` : 'TLS: off, plain HTTP behind a TLS-terminating proxy (TRUST_PROXY)',
+    `encryption key for stored provider keys: ${describeEncryptionKey(config)}`,
+    config.adminToken ? 'admin API: on (ADMIN_TOKEN is set)' : 'admin API: off (ADMIN_TOKEN is not set; /v1/admin/* answers 404)',
+  ];
+}
+
+function describeDatabase(config: Config): string {
+  if (!config.databaseUrl) return `embedded PostgreSQL (PGlite) in ${path.resolve(config.dataDir, 'pgdata')}`;
+  // Never the user name or password.
+  const url = new URL(config.databaseUrl);
+  return `PostgreSQL at ${url.host}${url.pathname} (DATABASE_URL)`;
+}
+
+function describeTls(config: Config, tls: TlsMaterial): string {
+  if (!tls.generated) return `${tls.certFile} (TLS_CERT_FILE), key ${tls.keyFile} (TLS_KEY_FILE)`;
+  const names = ['localhost', '127.0.0.1', '::1', ...config.selfSignedHosts].join(', ');
+  return `${path.resolve(tls.certFile)}, self-signed for ${names} (trust this file in clients; key beside it)`;
+}
