@@ -24,6 +24,17 @@ describe('loadConfig', () => {
       breakerFailureThreshold: 3,
       breakerCooldownMs: 30_000,
       baseUrls: {},
+      maxResponseBytes: 4 * 1024 * 1024,
+    });
+    expect(config.ladders.maxRunBytes).toBe(32 * 1024 * 1024);
+    expect(config.worker).toEqual({
+      concurrency: 4,
+      pollMs: 1_000,
+      leaseMs: 15_000,
+      cancelCheckMs: 500,
+      maxAttempts: 3,
+      retentionDays: 30,
+      retentionIntervalMs: 3_600_000,
     });
   });
 
@@ -72,6 +83,8 @@ describe('loadConfig', () => {
     [{ ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN=(hidden): must be at least 16 characters long'],
     [{ TLS_CERT_FILE: '/c.pem' }, 'TLS_CERT_FILE and TLS_KEY_FILE must be set together'],
     [{ PROVIDER_BASE_URL_OPENAI: 'ftp://x' }, 'PROVIDER_BASE_URL_OPENAI="ftp://x": must be an http(s) URL'],
+    [{ WORKER_CONCURRENCY: '-1' }, 'WORKER_CONCURRENCY="-1": must be a whole number from 0 to 256'],
+    [{ RUN_LEASE_MS: '10' }, 'RUN_LEASE_MS="10": must be a whole number from 1000 to 3600000'],
   ])('stops the boot naming the bad setting %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -9,6 +9,14 @@ import type { RunLimits } from './run-types.js';
 export const runLimitExceeded = (message: string) =>
   new ApiError(422, 'execution_error', 'run_limit_exceeded', message);
 
+export const runOutputLimitExceeded = (maxBytes: number) =>
+  new ApiError(
+    422,
+    'execution_error',
+    'run_output_limit_exceeded',
+    `The run's outputs grew past the platform's limit of ${formatBytes(maxBytes)} held at once; use fewer or shorter outputs.`,
+  );
+
 export const runTimeout = (maxRunMs: number) =>
   new ApiError(504, 'execution_error', 'run_timeout', `The run exceeded its wall-time limit of ${formatMs(maxRunMs)} and was stopped.`);
 
@@ -76,6 +84,10 @@ const viaKnob = (value: unknown): string => {
   const id = parseKnobReference(value);
   return id === null ? '' : ` (knob "${id}")`;
 };
+
+function formatBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
 
 function formatMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
