@@ -10,6 +10,7 @@ import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
 import providers from './plugins/providers.js';
 import ladders from './plugins/ladders.js';
+import worker from './plugins/worker.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import catalogRoute from './routes/providers/catalog.js';
@@ -30,6 +31,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(auth);
   await fastify.register(providers);
   await fastify.register(ladders);
+  await fastify.register(worker);
   await fastify.register(openapi);
 
   // Public: no authentication.

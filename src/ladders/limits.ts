@@ -96,3 +96,32 @@ function formatMs(ms: number): string {
 function formatUsd(usd: number): string {
   return Number.isInteger(usd * 100) ? usd.toFixed(2) : String(usd);
 }
+
+/**
+ * How many step executions and model calls a run makes in full (gates prune outputs, not
+ * calls): its passes times one pass at depth 0, where each recursion step below its maxDepth
+ * adds a one-pass child run one level deeper. For progress (steps_total).
+ */
+export function runSize(config: LadderConfig, knobs: Record<string, number>): { steps: number; calls: number } {
+  const steps = modelSteps(config);
+  const perDepth = new Map<number, { steps: number; calls: number }>();
+  const pass = (depth: number): { steps: number; calls: number } => {
+    const known = perDepth.get(depth);
+    if (known) return known;
+    const size = { steps: 0, calls: 0 };
+    for (const step of steps) {
+      size.steps += 1;
+      size.calls += nodeCount(step, knobs, config);
+      if (step.recursion && depth < maxDepthOf(step.recursion, knobs, config)) {
+        const child = pass(depth + 1);
+        size.steps += child.steps;
+        size.calls += child.calls;
+      }
+    }
+    perDepth.set(depth, size);
+    return size;
+  };
+  const passes = passCount(config, knobs);
+  const one = pass(0);
+  return { steps: passes * one.steps, calls: passes * one.calls };
+}
