@@ -45,6 +45,10 @@ export interface RecordedRequest {
   /** Parsed JSON body, or undefined when it was not JSON. */
   body: any;
   rawBody: string;
+  /** Date.now() when the whole answer had been written out. */
+  answeredAt?: number;
+  /** Date.now() when the caller closed the connection before the answer was complete. */
+  abortedAt?: number;
 }
 
 export interface FakeVendor {
@@ -112,6 +116,10 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
       rawBody,
     };
     requests.push(recorded);
+    res.on('finish', () => (recorded.answeredAt = Date.now()));
+    res.on('close', () => {
+      if (!res.writableFinished) recorded.abortedAt = Date.now();
+    });
     const n = ++counter;
     res.setHeader(dialect.requestIdHeader, `req_fake_${n}`);
 
