@@ -1,5 +1,6 @@
 // The bookkeeping of one run: every model call goes through here to be budgeted, capped,
 // timed, charged and traced, and the first failure halts everything still in flight.
+import { setMaxListeners } from 'node:events';
 import { ApiError, internalError } from '../errors.js';
 import type { Usage } from '../providers/types.js';
 import { budgetExceeded, runCancelled, runLimitExceeded, runOutputLimitExceeded, runTimeout, stepFailed } from './limits.js';
@@ -34,6 +35,8 @@ export class RunContext implements MemoryMeter {
   private readonly onCallerAbort = () => this.halt(callerAbortError(this.options.signal?.reason));
 
   constructor(private readonly options: RunOptions) {
+    // Every call in flight listens on the run's signal (a wide step has dozens at once).
+    setMaxListeners(0, this.controller.signal);
     this.prices = options.prices ?? defaultPriceTable;
     this.timer = setTimeout(() => this.halt(runTimeout(options.limits.maxRunMs)), options.limits.maxRunMs);
     if (options.signal?.aborted) this.onCallerAbort();

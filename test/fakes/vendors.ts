@@ -168,6 +168,8 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
         return;
     }
   });
+  // Longer than any test: an idle socket closed just as the client reuses it fails a call for nothing.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -1,7 +1,7 @@
 // Bounded memory whatever the vendors answer: the 25-node x 20-pass ladder, twice at once,
 // against a vendor answering 7 MiB per call, ends as two cleanly failed runs while /healthz
 // answers and the process stays small; no log line carries a trace, prompt or output.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LadderConfig } from '../../src/ladders/config.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { build, createUser, LogCapture, type TestApp } from '../helpers/build.js';
@@ -34,22 +34,24 @@ describe('memory bounds', () => {
   let user: Awaited<ReturnType<typeof createUser>>;
   const logs = new LogCapture();
 
-  beforeAll(async () => {
+  // A fresh vendor and app each time: no pooled connection of one test meets the next (an idle
+  // socket the fake closes as it is reused would fail a call for reasons beside the point).
+  beforeEach(async () => {
     fake = await startFakeOpenAI();
-    t = await build({ PROVIDER_BASE_URL_OPENAI: fake.baseUrl, LADDER_MAX_CONCURRENT_CALLS: '8', LADDER_DEFAULT_MAX_SPEND: '50', UNKNOWN_MODEL_PRICE_INPUT: '0', UNKNOWN_MODEL_PRICE_OUTPUT: '0' }, { logs });
+    t = await build({ PROVIDER_BASE_URL_OPENAI: fake.baseUrl, LADDER_MAX_CONCURRENT_CALLS: '8', LADDER_DEFAULT_MAX_SPEND: '50', BREAKER_FAILURE_THRESHOLD: '1000' }, { logs });
     user = await createUser(t.app);
     await t.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'openai', api_key: fake.apiKey } });
     const saved = await t.app.inject({ method: 'PUT', url: `/v1/${user.username}/wide`, headers: user.headers, payload: { config: wide } });
     expect(saved.statusCode).toBe(201);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t.close();
     await fake.close();
   });
 
   async function twoRunsAtOnce() {
     const run = () =>
-      t.app.inject({ method: 'POST', url: `/v1/${user.username}/wide/chat/completions`, headers: user.headers, payload: { model: 'free-model', messages: [{ role: 'user', content: 'go' }] } });
+      t.app.inject({ method: 'POST', url: `/v1/${user.username}/wide/chat/completions`, headers: user.headers, payload: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'go' }] } });
     const base = process.memoryUsage().rss;
     let peak = base;
     let healthy = 0;
@@ -66,7 +68,7 @@ describe('memory bounds', () => {
   }
 
   it('a vendor answering 7 MiB per call: two cleanly failed runs, vendor_response_too_large, /healthz answering', async () => {
-    fake.setDefault({ kind: 'reply', content: 'x'.repeat(7 * MiB) });
+    fake.setDefault({ kind: 'reply', content: 'x'.repeat(7 * MiB), usage: { prompt: 1, completion: 1 } });
     const { answers, growth, healthy } = await twoRunsAtOnce();
     for (const res of answers) {
       expect(res.statusCode).toBe(502);
@@ -81,10 +83,10 @@ describe('memory bounds', () => {
   }, 120_000);
 
   it('answers under the vendor cap but too many of them: 422 run_output_limit_exceeded, outputs cut in the stored trace', async () => {
-    fake.setDefault({ kind: 'reply', content: 'y'.repeat(3 * MiB) });
+    fake.setDefault({ kind: 'reply', content: 'y'.repeat(3 * MiB), usage: { prompt: 1, completion: 1 } });
     const { answers, growth } = await twoRunsAtOnce();
     for (const res of answers) {
-      expect(res.statusCode).toBe(422);
+      expect(res.statusCode, res.body).toBe(422);
       expect(res.json().error).toEqual({
         code: 'run_output_limit_exceeded', type: 'execution_error', param: null,
         message: "The run's outputs grew past the platform's limit of 32 MiB held at once; use fewer or shorter outputs.",
@@ -101,6 +103,7 @@ describe('memory bounds', () => {
   }, 120_000);
 
   it('no log line carries a trace, a prompt or an output', () => {
+    // The lines of both runs above, written while they failed.
     expect(logs.lines.length).toBeGreaterThan(0);
     for (const line of logs.lines) {
       expect(line.length).toBeLessThan(10_000);
