@@ -16,7 +16,7 @@ import { InstanceJournal, type HeldRun } from './journal.js';
 import type { LeaseKeeper, RunKind } from './lease.js';
 
 export interface RunExecutorDeps {
-  database: Pick<Database, 'query'>;
+  database: Pick<Database, 'query' | 'queryRelaxed'>;
   leases: LeaseKeeper;
   route: (request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger) => Promise<ChatResult>;
   prices: PriceTable;

@@ -95,7 +95,7 @@ export class InstanceJournal implements RunJournal {
   readonly recorded?: (key: string) => Promise<RecordedCall | undefined>;
 
   constructor(
-    private readonly database: Pick<Database, 'query'>,
+    private readonly database: Pick<Database, 'query' | 'queryRelaxed'>,
     private readonly run: HeldRun,
     options: { lastSeq: number; stepsTotal: number; recorded: RecordedCalls | null; onLost: (error: unknown) => void },
   ) {
@@ -225,7 +225,8 @@ export class InstanceJournal implements RunJournal {
     if (events.length === 0 && !checkpoint) return;
     const progress = this.progress;
     const call = checkpoint?.call;
-    const [row] = await this.database.query<{ held: number }>(FLUSH_SQL, [
+    // Relaxed: a checkpoint lost with the database server costs one call repeated, never a wrong outcome.
+    const [row] = await this.database.queryRelaxed<{ held: number }>('ladder_journal_flush', FLUSH_SQL, [
       this.run.id,
       this.run.fence,
       this.stepsTotal,

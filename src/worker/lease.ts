@@ -14,7 +14,7 @@ export interface LeaseLogger {
 }
 
 export interface LeaseKeeperOptions {
-  database: Pick<Database, 'query'>;
+  database: Pick<Database, 'queryRelaxed'>;
   leaseMs: number;
   checkMs: number;
   log?: LeaseLogger;
@@ -63,11 +63,11 @@ export function createLeaseKeeper(options: LeaseKeeperOptions) {
       let renew = started - lastRenewal >= leaseMs / 3;
       if (!renew) {
         // Cheap read; a run that is not still ours and uncancelled is renewed at once, which tells which.
-        const fine = new Set((await database.query<{ id: string }>(CHECK_SQL, [ids, fences])).map((r) => r.id));
+        const fine = new Set((await database.queryRelaxed<{ id: string }>('ladder_lease_check', CHECK_SQL, [ids, fences])).map((r) => r.id));
         renew = local.some((r) => !fine.has(r.id));
       }
       if (renew) {
-        const rows = await database.query<{ id: string; cancel: boolean }>(RENEW_SQL, [ids, fences, leaseMs]);
+        const rows = await database.queryRelaxed<{ id: string; cancel: boolean }>('ladder_lease_renew', RENEW_SQL, [ids, fences, leaseMs]);
         lastRenewal = started;
         const renewed = new Map(rows.map((r) => [r.id, r.cancel]));
         for (const run of local) {
