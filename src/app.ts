@@ -11,6 +11,7 @@ import openapi from './plugins/openapi.js';
 import providers from './plugins/providers.js';
 import ladders from './plugins/ladders.js';
 import quotas, { type QuotaOptions } from './plugins/quotas.js';
+import worker from './plugins/worker.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import catalogRoute from './routes/providers/catalog.js';
@@ -37,6 +38,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(quotas, { clock: options.clock }); // quotas: limits, spend, usage ledger
   await fastify.register(providers);
   await fastify.register(ladders);
+  await fastify.register(worker);
   await fastify.register(openapi);
 
   // Public: no authentication.

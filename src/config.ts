@@ -54,6 +54,15 @@ const EnvSchema = Type.Object({
   USAGE_FLUSH_MS: Int(10, 600_000, 1000),
   USAGE_FLUSH_ROWS: Int(1, 100_000, 500),
   QUOTA_SHARES_PER_WINDOW: Int(1, 1000, 10),
+  PROVIDER_MAX_RESPONSE_BYTES: Int(1024, 256 * 1024 * 1024, 4 * 1024 * 1024),
+  LADDER_MAX_RUN_BYTES: Int(1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
+  WORKER_CONCURRENCY: Int(0, 256, 4),
+  WORKER_POLL_MS: Int(50, 60_000, 1_000),
+  RUN_LEASE_MS: Int(1_000, 3_600_000, 15_000),
+  RUN_CANCEL_CHECK_MS: Int(50, 60_000, 500),
+  RUN_MAX_ATTEMPTS: Int(1, 100, 3),
+  INSTANCE_RETENTION_DAYS: Int(0, 36_500, 30),
+  RETENTION_INTERVAL_MS: Int(1_000, 86_400_000, 3_600_000),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -91,6 +100,8 @@ export interface Config {
     breakerCooldownMs: number;
     /** From PROVIDER_BASE_URL_<ID>, keyed by catalog id (`azure-openai` for AZURE_OPENAI). */
     baseUrls: Record<string, string>;
+    /** A larger success body is a failed attempt (vendor_response_too_large). */
+    maxResponseBytes: number;
   };
   ladders: {
     defaultMaxSpend: number;
@@ -101,6 +112,8 @@ export interface Config {
     maxConcurrentCalls: number;
     /** Cap on max_tokens of one ladder call; the budget may lower it. */
     maxOutputTokens: number;
+    /** Output text one run may hold in memory at once (UTF-8 bytes). */
+    maxRunBytes: number;
     unknownModelPrice: { input: number; output: number };
   };
   /** Quotas, usage ledger and prices (docs/quotas.md). */
@@ -112,6 +125,22 @@ export interface Config {
     flushRows: number;
     /** A rate limit's window is handed out to processes in shares of about limit / this. */
     sharesPerWindow: number;
+  };
+  /** Background runs: docs/background-runs.md. */
+  worker: {
+    /** Background runs this process executes at once; 0 makes it an API-only process. */
+    concurrency: number;
+    /** Safety-net poll for pending and abandoned instances (notices are the fast path). */
+    pollMs: number;
+    /** A run's lease; renewed every third of it. */
+    leaseMs: number;
+    /** How often local runs look for cancel requests and lost leases. */
+    cancelCheckMs: number;
+    /** Processes that may stop under one background run before it fails as run_interrupted. */
+    maxAttempts: number;
+    /** Finished instances older than this are deleted; 0 keeps them forever. */
+    retentionDays: number;
+    retentionIntervalMs: number;
   };
 }
 
@@ -151,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       breakerFailureThreshold: parsed.BREAKER_FAILURE_THRESHOLD,
       breakerCooldownMs: parsed.BREAKER_COOLDOWN_MS,
       baseUrls: providerBaseUrls(env),
+      maxResponseBytes: parsed.PROVIDER_MAX_RESPONSE_BYTES,
     },
     ladders: {
       defaultMaxSpend: parsed.LADDER_DEFAULT_MAX_SPEND,
@@ -160,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRunMs: parsed.LADDER_MAX_RUN_MS,
       maxConcurrentCalls: parsed.LADDER_MAX_CONCURRENT_CALLS,
       maxOutputTokens: parsed.LADDER_MAX_OUTPUT_TOKENS,
+      maxRunBytes: parsed.LADDER_MAX_RUN_BYTES,
       unknownModelPrice: { input: parsed.UNKNOWN_MODEL_PRICE_INPUT, output: parsed.UNKNOWN_MODEL_PRICE_OUTPUT },
     },
     usage: {
@@ -167,6 +198,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       flushMs: parsed.USAGE_FLUSH_MS,
       flushRows: parsed.USAGE_FLUSH_ROWS,
       sharesPerWindow: parsed.QUOTA_SHARES_PER_WINDOW,
+    },
+    worker: {
+      concurrency: parsed.WORKER_CONCURRENCY,
+      pollMs: parsed.WORKER_POLL_MS,
+      leaseMs: parsed.RUN_LEASE_MS,
+      cancelCheckMs: parsed.RUN_CANCEL_CHECK_MS,
+      maxAttempts: parsed.RUN_MAX_ATTEMPTS,
+      retentionDays: parsed.INSTANCE_RETENTION_DAYS,
+      retentionIntervalMs: parsed.RETENTION_INTERVAL_MS,
     },
   };
 }

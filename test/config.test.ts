@@ -26,6 +26,17 @@ describe('loadConfig', () => {
       breakerFailureThreshold: 3,
       breakerCooldownMs: 30_000,
       baseUrls: {},
+      maxResponseBytes: 4 * 1024 * 1024,
+    });
+    expect(config.ladders.maxRunBytes).toBe(32 * 1024 * 1024);
+    expect(config.worker).toEqual({
+      concurrency: 4,
+      pollMs: 1_000,
+      leaseMs: 15_000,
+      cancelCheckMs: 500,
+      maxAttempts: 3,
+      retentionDays: 30,
+      retentionIntervalMs: 3_600_000,
     });
   });
 
@@ -85,6 +96,8 @@ describe('loadConfig', () => {
     [{ REQUEST_TIMEOUT_MS: '50' }, 'REQUEST_TIMEOUT_MS="50": must be a whole number from 100 to 3600000'],
     [{ REQUEST_TIMEOUT_MS: '30000' }, 'REQUEST_TIMEOUT_MS="30000": must be at least PROVIDER_TIMEOUT_MS (60000), so that one attempt can use its full time'],
     [{ PROVIDER_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4999' }, 'REQUEST_TIMEOUT_MS="4999": must be at least PROVIDER_TIMEOUT_MS (5000)'],
+    [{ WORKER_CONCURRENCY: '-1' }, 'WORKER_CONCURRENCY="-1": must be a whole number from 0 to 256'],
+    [{ RUN_LEASE_MS: '10' }, 'RUN_LEASE_MS="10": must be a whole number from 1000 to 3600000'],
   ])('stops the boot naming the bad setting %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

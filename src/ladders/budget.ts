@@ -68,6 +68,11 @@ export class RunBudget {
     return { maxTokens, usd };
   }
 
+  /** A call an earlier attempt of the run made and paid for (replayed from its checkpoint). */
+  charge(costUsd: number): void {
+    this.spent += costUsd;
+  }
+
   /** Ends a call: its reservation is released and what it really cost is spent. */
   settle(reservation: Reservation, costUsd: number): void {
     this.reserved = Math.max(0, this.reserved - reservation.usd);

@@ -9,17 +9,17 @@
 //   checkRunLimits); budget and wall time are checked as the run goes.
 // - A recursion step's output, once replaced by the deepest child's answer, is a single
 //   output numbered 1.
-import type { GroupStep, ModelStep } from './config.js';
+import type { GroupStep, LadderConfig, ModelStep } from './config.js';
 import { createLimiter, type Limiter } from './concurrency.js';
 import { maxDepthOf, nodeCount, passCount } from './knobs.js';
 import { checkRunLimits } from './limits.js';
-import { RunMemory, type NodeOutput } from './memory.js';
+import { outputBytes, RunMemory, type NodeOutput } from './memory.js';
 import { buildPrompt } from './prompt.js';
 import { RunContext } from './run-context.js';
-import type { RunOptions, RunResult, StepTrace } from './run-types.js';
+import { TRACE_OUTPUT_CHARS, type RunOptions, type RunResult, type StepPlace, type StepTrace } from './run-types.js';
 
-export { LadderRunError, TRACE_PROMPT_CHARS } from './run-types.js';
-export type { NodeTrace, RunLimits, RunOptions, RunResult, StepTrace } from './run-types.js';
+export { LadderRunError, TRACE_OUTPUT_CHARS, TRACE_PROMPT_CHARS } from './run-types.js';
+export type { NodeTrace, RunJournal, RunLimits, RunOptions, RunResult, StepTrace } from './run-types.js';
 
 /** Runs a ladder to its answer. Every failure is thrown as a LadderRunError. */
 export async function runLadder(options: RunOptions): Promise<RunResult> {
@@ -27,7 +27,8 @@ export async function runLadder(options: RunOptions): Promise<RunResult> {
   try {
     checkRunLimits(options.config, options.knobs, options.limits);
     run.throwIfHalted();
-    const { answer } = await runPasses({ options, run }, options.input, 0, passCount(options.config, options.knobs));
+    const engine: Engine = { options, run, keepAllPasses: accumulatesAcrossPasses(options.config) };
+    const { answer } = await runPasses(engine, options.input, 0, '', passCount(options.config, options.knobs));
     return { answer, ...run.progress() };
   } catch (error) {
     throw run.toRunError(error);
@@ -39,6 +40,7 @@ export async function runLadder(options: RunOptions): Promise<RunResult> {
 interface Engine {
   options: RunOptions;
   run: RunContext;
+  keepAllPasses: boolean;
 }
 
 /** One run at one recursion depth: its memory, input and depth. */
@@ -47,6 +49,23 @@ interface Level {
   memory: RunMemory;
   input: string;
   depth: number;
+  /** Where this level sits: empty for the root, else the parent's pass and step per level (see callKey). */
+  lineage: string;
+}
+
+/**
+ * A call's stable name within its run, the same on every attempt: `<pass>.<step id>.<node>`,
+ * behind the recursion lineage `<pass>.<step id>/` of each ancestor step that spawned it.
+ * `2.refine/1.draft.3`: node 3 of step draft, pass 1 of the child that step refine spawned
+ * in pass 2 of the root run. Step ids use only letters, digits, `_` and `-`.
+ */
+export const callKey = (lineage: string, pass: number, stepId: string, node: number): string => `${lineage}${pass}.${stepId}.${node}`;
+
+/** Only loopRef `accumulate` reads passes before the previous one. */
+function accumulatesAcrossPasses(config: LadderConfig): boolean {
+  return config.steps
+    .flatMap((step) => (step.type === 'group' ? step.steps : [step]))
+    .some((step) => (step.fields ?? []).some((f) => (f.type === 'ingest' || f.type === 'multi_ingest') && f.from.loopRef === 'accumulate'));
 }
 
 interface LevelOutcome {
@@ -55,9 +74,9 @@ interface LevelOutcome {
   deepest: string;
 }
 
-async function runPasses(engine: Engine, input: string, depth: number, passes: number): Promise<LevelOutcome> {
+async function runPasses(engine: Engine, input: string, depth: number, lineage: string, passes: number): Promise<LevelOutcome> {
   const { config } = engine.options;
-  const level: Level = { engine, memory: new RunMemory(), input, depth };
+  const level: Level = { engine, memory: new RunMemory(engine.run, engine.keepAllPasses), input, depth, lineage };
   let deepest: string | null = null;
   for (let pass = 1; pass <= passes; pass++) {
     level.memory.beginPass();
@@ -69,6 +88,7 @@ async function runPasses(engine: Engine, input: string, depth: number, passes: n
     }
   }
   const answer = level.memory.value(passes, config.exit);
+  if (depth > 0) level.memory.clear();
   return { answer, deepest: deepest ?? answer };
 }
 
@@ -92,12 +112,16 @@ async function runStep(level: Level, step: ModelStep, limiter: Limiter, groupId?
   const { engine, memory, depth } = level;
   const { config, knobs } = engine.options;
   const nodes = nodeCount(step, knobs, config);
-  const trace = engine.run.openStep({ pass: memory.pass, depth, stepId: step.id, ...(groupId ? { groupId } : {}) });
+  const place: StepPlace = { pass: memory.pass, depth, stepId: step.id, ...(groupId ? { groupId } : {}) };
+  const trace = engine.run.openStep(place);
+  const journal = engine.options.journal;
+  journal?.stepStarted?.(place);
   const ask = (node: number, earlier?: NodeOutput[]) =>
     limiter(async (): Promise<NodeOutput> => {
       const self = earlier ? { stepId: step.id, outputs: earlier } : undefined;
       const prompt = buildPrompt(step, memory.sources(level.input, knobs, node, self));
-      return { node, text: await engine.run.callNode(trace, node, prompt) };
+      const key = callKey(level.lineage, memory.pass, step.id, node);
+      return { node, text: await engine.run.callNode(trace, { ...place, node, key }, prompt, step.continueIf) };
     });
 
   let outputs: NodeOutput[];
@@ -113,7 +137,10 @@ async function runStep(level: Level, step: ModelStep, limiter: Limiter, groupId?
   if (gate !== undefined) {
     for (const node of trace.nodes) node.survived = survivors.some((o) => o.node === node.node);
   }
+  // The outputs were held as they arrived; from here the memory holds the survivors.
+  engine.run.release(outputBytes(outputs));
   memory.store(step.id, survivors);
+  journal?.stepCompleted?.(place, survivors.map((o) => o.node));
   return { step, trace };
 }
 
@@ -126,9 +153,9 @@ async function recurse(level: Level, step: ModelStep, trace: StepTrace): Promise
   if (!step.recursion) return null;
   const maxDepth = maxDepthOf(step.recursion, engine.options.knobs, engine.options.config);
   if (depth >= maxDepth) return null;
-  const child = await runPasses(engine, memory.value(memory.pass, step.id), depth + 1, 1);
+  const child = await runPasses(engine, memory.value(memory.pass, step.id), depth + 1, `${level.lineage}${memory.pass}.${step.id}/`, 1);
   memory.store(step.id, [{ node: 1, text: child.deepest }]);
-  trace.recursionAnswer = child.deepest;
+  trace.recursionAnswer = child.deepest.slice(0, TRACE_OUTPUT_CHARS);
   return child.deepest;
 }
 

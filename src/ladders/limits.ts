@@ -9,6 +9,14 @@ import type { RunLimits } from './run-types.js';
 export const runLimitExceeded = (message: string) =>
   new ApiError(422, 'execution_error', 'run_limit_exceeded', message);
 
+export const runOutputLimitExceeded = (maxBytes: number) =>
+  new ApiError(
+    422,
+    'execution_error',
+    'run_output_limit_exceeded',
+    `The run's outputs grew past the platform's limit of ${formatBytes(maxBytes)} held at once; use fewer or shorter outputs.`,
+  );
+
 export const runTimeout = (maxRunMs: number) =>
   new ApiError(504, 'execution_error', 'run_timeout', `The run exceeded its wall-time limit of ${formatMs(maxRunMs)} and was stopped.`);
 
@@ -77,27 +85,14 @@ export function checkRunLimits(config: LadderConfig, knobs: Record<string, numbe
   }
 }
 
-/**
- * How many step executions a run that succeeds makes: every model step (group children
- * included) once per pass, and once more in each recursion child. A child runs one pass of
- * every step and recurses again from each recursion step still below its maxDepth, so the
- * count per depth is computed from the deepest level up.
- */
-export function plannedStepCount(config: LadderConfig, knobs: Record<string, number>): number {
-  const steps = modelSteps(config);
-  const depths = steps.flatMap((step) => (step.recursion ? [maxDepthOf(step.recursion, knobs, config)] : []));
-  let below = 0;
-  for (let depth = Math.max(0, ...depths); depth >= 0; depth--) {
-    // One execution of the step list at this depth, plus a child for each recursion step that may still recurse.
-    below = steps.length + depths.filter((max) => depth < max).length * below;
-  }
-  return passCount(config, knobs) * below;
-}
-
 const viaKnob = (value: unknown): string => {
   const id = parseKnobReference(value);
   return id === null ? '' : ` (knob "${id}")`;
 };
+
+function formatBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
 
 function formatMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
@@ -105,4 +100,33 @@ function formatMs(ms: number): string {
 
 function formatUsd(usd: number): string {
   return Number.isInteger(usd * 100) ? usd.toFixed(2) : String(usd);
+}
+
+/**
+ * How many step executions and model calls a run makes in full (gates prune outputs, not
+ * calls): its passes times one pass at depth 0, where each recursion step below its maxDepth
+ * adds a one-pass child run one level deeper. For progress (steps_total).
+ */
+export function runSize(config: LadderConfig, knobs: Record<string, number>): { steps: number; calls: number } {
+  const steps = modelSteps(config);
+  const perDepth = new Map<number, { steps: number; calls: number }>();
+  const pass = (depth: number): { steps: number; calls: number } => {
+    const known = perDepth.get(depth);
+    if (known) return known;
+    const size = { steps: 0, calls: 0 };
+    for (const step of steps) {
+      size.steps += 1;
+      size.calls += nodeCount(step, knobs, config);
+      if (step.recursion && depth < maxDepthOf(step.recursion, knobs, config)) {
+        const child = pass(depth + 1);
+        size.steps += child.steps;
+        size.calls += child.calls;
+      }
+    }
+    perDepth.set(depth, size);
+    return size;
+  };
+  const passes = passCount(config, knobs);
+  const one = pass(0);
+  return { steps: passes * one.steps, calls: passes * one.calls };
 }

@@ -13,9 +13,27 @@ export interface StepInProgress {
   outputs: NodeOutput[];
 }
 
+/** Counts the output bytes a run holds, so that it can stop a run holding too many. */
+export interface MemoryMeter {
+  /** Throws when the run now holds more than it may. */
+  hold(bytes: number): void;
+  release(bytes: number): void;
+}
+
+export const outputBytes = (outputs: NodeOutput[]): number => outputs.reduce((sum, o) => sum + Buffer.byteLength(o.text), 0);
+
 export class RunMemory {
   /** passes[p - 1]: step id to its surviving outputs in node order, for pass p. */
   private readonly passes: Map<string, NodeOutput[]>[] = [];
+
+  /**
+   * `keepAllPasses`: a config that accumulates across passes reads every earlier pass; any
+   * other reads only the current and the previous one, so older passes are let go.
+   */
+  constructor(
+    private readonly meter?: MemoryMeter,
+    private readonly keepAllPasses = true,
+  ) {}
 
   /** The 1-based number of the pass under way. */
   get pass(): number {
@@ -24,10 +42,30 @@ export class RunMemory {
 
   beginPass(): void {
     this.passes.push(new Map());
+    const stale = this.passes.length - 3;
+    if (!this.keepAllPasses && stale >= 0) {
+      this.drop(this.passes[stale]!);
+      this.passes[stale] = new Map();
+    }
   }
 
   store(stepId: string, outputs: NodeOutput[]): void {
-    this.passes.at(-1)?.set(stepId, outputs);
+    const current = this.passes.at(-1);
+    if (!current) return;
+    const replaced = current.get(stepId);
+    if (replaced) this.meter?.release(outputBytes(replaced));
+    current.set(stepId, outputs);
+    this.meter?.hold(outputBytes(outputs));
+  }
+
+  /** Lets go of everything (a recursion child that has answered). */
+  clear(): void {
+    for (const pass of this.passes) this.drop(pass);
+    this.passes.length = 0;
+  }
+
+  private drop(pass: Map<string, NodeOutput[]>): void {
+    for (const outputs of pass.values()) this.meter?.release(outputBytes(outputs));
   }
 
   outputs(pass: number, stepId: string): NodeOutput[] {

@@ -3,15 +3,29 @@
 import { abortScope } from '../abort-scope.js';
 import { ApiError, internalError } from '../errors.js';
 import type { Usage } from '../providers/types.js';
-import { budgetExceeded, runCancelled, runLimitExceeded, runTimeout, stepFailed } from './limits.js';
+import { budgetExceeded, runCancelled, runLimitExceeded, runOutputLimitExceeded, runTimeout, stepFailed } from './limits.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, RunBudget, isReservation } from './budget.js';
+import type { MemoryMeter } from './memory.js';
 import { costOf, defaultPriceTable, priceOf, type PriceTable } from './pricing.js';
-import { LadderRunError, TRACE_PROMPT_CHARS, type NodeTrace, type RunOptions, type RunProgress, type StepTrace } from './run-types.js';
+import {
+  DEFAULT_MAX_RUN_BYTES,
+  LadderRunError,
+  TRACE_OUTPUT_CHARS,
+  TRACE_PROMPT_CHARS,
+  type NodePlace,
+  type NodeTrace,
+  type RecordedCall,
+  type RunOptions,
+  type RunProgress,
+  type StepTrace,
+} from './run-types.js';
 
 const noUsage = (): Usage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
 
-export class RunContext {
+export class RunContext implements MemoryMeter {
   readonly trace: StepTrace[] = [];
+  /** Output bytes the run holds now, against limits.maxRunBytes. */
+  private heldBytes = 0;
   private readonly usage = noUsage();
   private modelCalls = 0;
   private readonly controller = new AbortController();
@@ -58,9 +72,27 @@ export class RunContext {
     return step;
   }
 
-  /** Makes one node's model call and returns its output. */
-  async callNode(step: StepTrace, node: number, prompt: string): Promise<string> {
+  hold(bytes: number): void {
+    this.heldBytes += bytes;
+    const max = this.options.limits.maxRunBytes ?? DEFAULT_MAX_RUN_BYTES;
+    if (this.heldBytes > max) throw this.halt(runOutputLimitExceeded(max));
+  }
+
+  release(bytes: number): void {
+    this.heldBytes -= bytes;
+  }
+
+  /**
+   * Makes one node's model call and returns its output; a call an earlier attempt of the run
+   * recorded is replayed instead. `gate` is the step's continueIf, for the journal.
+   */
+  async callNode(step: StepTrace, place: NodePlace, prompt: string, gate?: string): Promise<string> {
     this.throwIfHalted();
+    const { node } = place;
+    const journal = this.options.journal;
+    const recorded = await journal?.recorded?.(place.key);
+    this.throwIfHalted();
+    if (recorded) return this.replay(step, place, prompt, recorded);
     const { limits, model } = this.options;
     if (this.modelCalls >= limits.maxModelCallsPerRun) {
       throw this.halt(runLimitExceeded(`The run reached the platform's limit of ${limits.maxModelCallsPerRun} model calls.`));
@@ -76,29 +108,64 @@ export class RunContext {
     // Each call gets its own scope under the run's signal, so the run's signal carries one
     // listener however many calls are in flight (see abort-scope.ts).
     const scope = abortScope(this.controller.signal);
+    let call: RecordedCall;
     try {
       const signal = scope.signal;
       const request = { model, messages: [{ role: 'user' as const, content: prompt }], max_tokens: reservation.maxTokens };
       const result = await untilAborted(this.options.call(request, signal), signal);
       costUsd = costOf(model, result.usage, this.prices);
-      this.usage.prompt_tokens += result.usage.prompt_tokens;
-      this.usage.completion_tokens += result.usage.completion_tokens;
-      this.usage.total_tokens += result.usage.total_tokens;
-      const latencyMs = Math.round(performance.now() - started);
-      addNode(step, { ...base, output: result.content, survived: true, usage: result.usage, costUsd, provider: result.provider, latencyMs });
-      return result.content;
+      call = { output: result.content, usage: result.usage, costUsd, provider: result.provider, latencyMs: Math.round(performance.now() - started) };
     } catch (error) {
       const latencyMs = Math.round(performance.now() - started);
       const message = this.fatal
         ? `Aborted: ${this.fatal.message}`
         : error instanceof Error ? error.message : String(error);
       const failure = this.fatal ?? stepFailed(step.stepId, error);
-      addNode(step, { ...base, output: '', survived: false, usage: noUsage(), costUsd: 0, provider: null, latencyMs, error: message });
+      addNode(step, { ...base, output: '', outputChars: 0, survived: false, usage: noUsage(), costUsd: 0, provider: null, latencyMs, error: message });
+      journal?.callFailed?.(place, { prompt, error: message, latencyMs });
       throw this.halt(failure);
     } finally {
       scope.dispose();
       this.budget.settle(reservation, costUsd);
     }
+    // Counted before anything else can fail: the call was made and is paid for.
+    this.count(step, node, base, call);
+    if (journal?.callCompleted) {
+      const survived = gate === undefined || call.output.trim() === gate;
+      try {
+        await journal.callCompleted(place, call, { prompt, survived, progress: this.progress() });
+      } catch (error) {
+        throw this.halt(error instanceof ApiError ? error : internalError());
+      }
+    }
+    return call.output;
+  }
+
+  /** A recorded call counts as made: its usage and cost once, its output as if just received. */
+  private replay(step: StepTrace, place: NodePlace, prompt: string, call: RecordedCall): string {
+    this.modelCalls += 1;
+    this.budget.charge(call.costUsd);
+    const base = { node: place.node, prompt: prompt.slice(0, TRACE_PROMPT_CHARS), promptChars: prompt.length };
+    this.count(step, place.node, base, call);
+    return call.output;
+  }
+
+  private count(step: StepTrace, node: number, base: Pick<NodeTrace, 'node' | 'prompt' | 'promptChars'>, call: RecordedCall): void {
+    this.usage.prompt_tokens += call.usage.prompt_tokens;
+    this.usage.completion_tokens += call.usage.completion_tokens;
+    this.usage.total_tokens += call.usage.total_tokens;
+    addNode(step, {
+      ...base,
+      output: call.output.slice(0, TRACE_OUTPUT_CHARS),
+      outputChars: call.output.length,
+      survived: true,
+      usage: call.usage,
+      costUsd: call.costUsd,
+      provider: call.provider,
+      latencyMs: call.latencyMs,
+    });
+    // Held until the step stores its survivors (see RunMemory), so a flood stops at once.
+    this.hold(Buffer.byteLength(call.output));
   }
 
   progress(): RunProgress {

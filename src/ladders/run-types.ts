@@ -16,6 +16,47 @@ export interface RunLimits {
   maxSpendUsd: number;
   /** Cap on one call's max_tokens; the budget may lower it further. Default 4096. */
   maxOutputTokens?: number;
+  /** Output text (UTF-8 bytes) the run may hold in memory at once. Default DEFAULT_MAX_RUN_BYTES. */
+  maxRunBytes?: number;
+}
+
+export const DEFAULT_MAX_RUN_BYTES = 32 * 1024 * 1024;
+
+/** A finished model call as a checkpoint keeps it: enough to replay it without the vendor. */
+export interface RecordedCall {
+  output: string;
+  usage: Usage;
+  costUsd: number;
+  provider: string | null;
+  latencyMs: number;
+}
+
+/** One step execution's place in a run. */
+export interface StepPlace {
+  stepId: string;
+  pass: number;
+  depth: number;
+  groupId?: string;
+}
+
+/** One node's place in a run; `key` names it stably across attempts (see src/worker/call-keys.ts). */
+export interface NodePlace extends StepPlace {
+  node: number;
+  key: string;
+}
+
+/**
+ * Where a run records itself as it goes (the background worker's checkpoints and events).
+ * Every member is optional; the interpreter works the same without any.
+ */
+export interface RunJournal {
+  /** A call an earlier attempt of this run finished: replayed, never made again. */
+  recorded?(key: string): Promise<RecordedCall | undefined>;
+  /** Runs after each call made, before the run uses its output; a rejection halts the run with its error. */
+  callCompleted?(place: NodePlace, call: RecordedCall, detail: { prompt: string; survived: boolean; progress: RunProgress }): Promise<void>;
+  callFailed?(place: NodePlace, detail: { prompt: string; error: string; latencyMs: number }): void;
+  stepStarted?(place: StepPlace): void;
+  stepCompleted?(place: StepPlace, survivors: number[]): void;
 }
 
 export interface RunOptions {
@@ -31,10 +72,14 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Default: defaultPriceTable. */
   prices?: PriceTable;
+  /** Checkpoints and events; none by default. */
+  journal?: RunJournal;
 }
 
 /** Prompts are kept in the trace up to this many characters, to bound what is stored. */
 export const TRACE_PROMPT_CHARS = 4000;
+/** Outputs likewise; `outputChars` gives the full length. */
+export const TRACE_OUTPUT_CHARS = 4000;
 
 export interface NodeTrace {
   /** 1-based. */
@@ -43,7 +88,9 @@ export interface NodeTrace {
   prompt: string;
   /** The full prompt's length, so a cut prompt is recognisable. */
   promptChars: number;
+  /** The output, cut to TRACE_OUTPUT_CHARS. */
   output: string;
+  outputChars: number;
   /** False when the step's gate pruned the node, or its call failed. */
   survived: boolean;
   usage: Usage;
@@ -65,7 +112,7 @@ export interface StepTrace {
   groupId?: string;
   /** In node order; a node whose call was never made has no entry. */
   nodes: NodeTrace[];
-  /** On a recursion step that recursed: the deepest child's answer that replaced its output. */
+  /** On a recursion step that recursed: the deepest child's answer that replaced its output (cut to TRACE_OUTPUT_CHARS). */
   recursionAnswer?: string;
 }
 
@@ -89,7 +136,7 @@ export class LadderRunError extends ApiError {
   readonly usage: Usage;
   readonly spendUsd: number;
   readonly modelCalls: number;
-  readonly trace: StepTrace[];
+  declare readonly trace: StepTrace[];
 
   constructor(error: ApiError, progress: RunProgress) {
     super(error.statusCode, error.type, error.code, error.message, error.param, error.headers);
@@ -97,6 +144,7 @@ export class LadderRunError extends ApiError {
     this.usage = progress.usage;
     this.spendUsd = progress.spendUsd;
     this.modelCalls = progress.modelCalls;
-    this.trace = progress.trace;
+    // Not enumerable, so that no logger's error serializer ever writes a trace out.
+    Object.defineProperty(this, 'trace', { value: progress.trace, enumerable: false });
   }
 }

@@ -92,6 +92,24 @@ export function toApiError(error: FastifyError | Error): ApiError {
   return internalError();
 }
 
+/**
+ * What a failed request's log line says. Our own errors are described by code, status and
+ * message only: a ladder run's error carries its trace, prompts and outputs, which must never
+ * reach a log. An unexpected error (a bug) keeps its name, message and stack.
+ */
+export function failureLogFields(error: Error, apiError: ApiError): Record<string, unknown> {
+  const fields: Record<string, unknown> = { code: apiError.code, status: apiError.statusCode };
+  if (!(error instanceof ApiError)) return { ...fields, err: bugFields(error) };
+  fields.error_message = error.message;
+  const bug = error.cause instanceof Error && !(error.cause instanceof ApiError) ? error.cause : null;
+  return bug ? { ...fields, err: bugFields(bug) } : fields;
+}
+
+function bugFields(error: Error): unknown {
+  const safe = loggableError(error);
+  return safe instanceof Error ? { type: safe.name, message: safe.message, stack: safe.stack } : safe;
+}
+
 async function errorsPlugin(app: FastifyInstance) {
   const routes = createRouteIndex();
   app.addHook('onRoute', (route) => routes.add(route.url, route.method));
@@ -116,7 +134,7 @@ async function errorsPlugin(app: FastifyInstance) {
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
-    if (apiError.statusCode >= 500) request.log.error({ err: loggableError(error) }, 'request failed');
+    if (apiError.statusCode >= 500) request.log.error(failureLogFields(error, apiError), 'request failed');
     else request.log.info({ code: apiError.code, status: apiError.statusCode }, apiError.message);
     void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody());
   });

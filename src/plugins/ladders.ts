@@ -1,11 +1,16 @@
 // Services for ladders: the saved ladders and their versions, instance rows, and the runner
-// that executes a ladder through the caller's provider connections.
+// that executes a ladder through the caller's provider connections, holding a lease on it.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createInstanceService, type InstanceService } from '../services/instances.js';
 import { createLadderRunner, type LadderRunner } from '../services/ladder-runs.js';
 import { createLadderService, type LadderService } from '../services/ladders.js';
 import { createRunNotices, type RunNotices } from '../services/run-notices.js';
+import { insertRunning } from '../worker/claim.js';
+import { createRunExecutor, type RunExecutor } from '../worker/execute.js';
+import { createLeaseKeeper, type LeaseKeeper } from '../worker/lease.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,12 +18,26 @@ declare module 'fastify' {
     instances: InstanceService;
     ladderRunner: LadderRunner;
     runNotices: RunNotices;
+    /** The leases of the runs this process holds (see src/worker/lease.ts). */
+    runLeases: LeaseKeeper;
+    runExecutor: RunExecutor;
+    /** This process, as instances' claimed_by names it. */
+    runHolder: string;
   }
 }
 
 async function laddersPlugin(app: FastifyInstance) {
   const { ladders: settings } = app.config;
   const instances = createInstanceService(app.db);
+  const { worker } = app.config;
+  const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const leases = createLeaseKeeper({ database: app.database, leaseMs: worker.leaseMs, checkMs: worker.cancelCheckMs, log: app.log.child({ component: 'leases' }) });
+  const route = (request: Parameters<typeof app.providerRouter.call>[0], connections: Parameters<typeof app.providerRouter.call>[1], signal?: AbortSignal, log?: Parameters<typeof app.providerRouter.call>[3]) =>
+    app.providerRouter.call(request, connections, signal, log);
+  const executor = createRunExecutor({ database: app.database, leases, route, prices: app.prices });
+  app.decorate('runLeases', leases);
+  app.decorate('runExecutor', executor);
+  app.decorate('runHolder', holder);
   app.decorate('ladders', createLadderService(app.db));
   app.decorate('instances', instances);
   app.decorate('runNotices', createRunNotices(app.database));
@@ -26,8 +45,9 @@ async function laddersPlugin(app: FastifyInstance) {
     'ladderRunner',
     createLadderRunner({
       instances,
+      startSync: (input, stepsTotal) => insertRunning(app.database, input, { holder, leaseMs: worker.leaseMs, stepsTotal }),
+      executor,
       connections: app.connections,
-      route: (request, connections, signal, log) => app.providerRouter.call(request, connections, signal, log),
       limits: {
         defaultMaxSpend: settings.defaultMaxSpend,
         maxNodesPerStep: settings.maxNodesPerStep,
@@ -36,11 +56,13 @@ async function laddersPlugin(app: FastifyInstance) {
         maxRunMs: settings.maxRunMs,
         maxConcurrentCalls: settings.maxConcurrentCalls,
         maxOutputTokens: settings.maxOutputTokens,
+        maxRunBytes: settings.maxRunBytes,
       },
-      prices: app.prices,
       metering: app.metering, // quotas: limits and the usage ledger for every model call
     }),
   );
+  // Sync runs still under way at close have lost their clients; their rows are failed or cancelled by then.
+  app.addHook('onClose', () => leases.stop());
 }
 
 export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers', 'quotas'] });

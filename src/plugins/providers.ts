@@ -28,6 +28,7 @@ async function providers(app: FastifyInstance) {
     allowPrivateEndpoints: config.providers.allowPrivateEndpoints,
     breaker: { failureThreshold: config.providers.breakerFailureThreshold, cooldownMs: config.providers.breakerCooldownMs },
     logger: app.log.child({ component: 'provider-router' }),
+    maxResponseBytes: config.providers.maxResponseBytes,
   });
   app.decorate('connections', connections);
   app.decorate('providerRouter', router);

@@ -74,6 +74,13 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
         retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(response.headers) : null,
       });
     }
+    // A declared length over the cap fails before a byte is read; an undeclared one is counted.
+    const declared = Number(first(response.headers['content-length']) ?? Number.NaN);
+    if (declared > call.maxResponseBytes) {
+      // Destroying an unread body emits an abort error that nobody else would listen to.
+      response.body.on('error', () => {}).destroy();
+      throw tooLarge(provider, call.maxResponseBytes, status, requestId);
+    }
     const text = await readText(response.body, call.maxResponseBytes, false);
     const parsed = parseJson(text);
     if (parsed === undefined) throw transportError(provider, 'bad_response', 'response is not valid JSON', status, requestId);
@@ -92,21 +99,26 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
       }
       throw transportError(provider, 'abort', 'request aborted by the caller');
     }
-    throw fromSocketError(provider, error, target.opaque);
+    throw fromSocketError(provider, error, target.opaque, call.maxResponseBytes);
   } finally {
     clearTimeout(timer);
     call.signal?.removeEventListener('abort', onCallerAbort);
   }
 }
 
-function fromSocketError(provider: string, error: unknown, opaque: boolean): VendorError {
+// A vendor fault like a bad body: the next candidate may answer within the cap.
+function tooLarge(provider: string, maxBytes: number, status: number, requestId: string | null): VendorError {
+  return transportError(provider, 'too_large', `response body larger than the ${maxBytes}-byte limit`, status, requestId);
+}
+
+function fromSocketError(provider: string, error: unknown, opaque: boolean, maxBytes: number): VendorError {
   const code = errorCode(error);
   if (code === ENDPOINT_NOT_ALLOWED) {
     return transportError(provider, 'endpoint_not_allowed', 'endpoint resolves to a non-public address, refused');
   }
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return transportError(provider, 'timeout', 'connect timeout');
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return transportError(provider, 'timeout', 'response timeout');
-  if (code === 'RESPONSE_TOO_LARGE') return transportError(provider, 'bad_response', 'response body too large');
+  if (code === 'RESPONSE_TOO_LARGE') return tooLarge(provider, maxBytes, 200, null);
   // Socket messages can name internal hosts; the code alone is enough to act on.
   const shown = code && /^[A-Z0-9_]+$/.test(code) ? code : 'network error';
   return transportError(provider, 'connection', opaque ? 'connection failed' : `connection failed (${shown})`);

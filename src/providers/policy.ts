@@ -27,6 +27,7 @@ export const REASONS: Record<VendorErrorKind, string> = {
   timeout: 'timeout',
   abort: 'aborted',
   bad_response: 'bad_response',
+  too_large: 'vendor_response_too_large',
 };
 
 /** Longest Retry-After worth waiting for on the same connection. */

@@ -39,7 +39,7 @@ export interface ProviderRouterOptions {
   logger?: RouterLogger;
   /** Replaces the built-in agents (tests, proxies); not closed by close(). Default: own keep-alive agents. */
   dispatcher?: Dispatcher;
-  /** Largest accepted success body. Default 8 MiB. */
+  /** Largest accepted success body; a larger one is a failed attempt that falls back. Default 4 MiB. */
   maxResponseBytes?: number;
 }
 
@@ -79,7 +79,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   const timeoutMs = options.timeoutMs ?? 60_000;
   const requestTimeoutMs = options.requestTimeoutMs ?? 120_000;
   const allowPrivate = options.allowPrivateEndpoints ?? false;
-  const maxResponseBytes = options.maxResponseBytes ?? 8 * 1024 * 1024;
+  const maxResponseBytes = options.maxResponseBytes ?? 4 * 1024 * 1024;
   const logger = options.logger;
   const transport: Transport = createTransport({
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,

@@ -13,7 +13,8 @@ export type VendorErrorKind =
   | 'endpoint_not_allowed'
   | 'timeout'
   | 'abort'
-  | 'bad_response';
+  | 'bad_response'
+  | 'too_large';
 
 export interface VendorErrorInit {
   provider: string;
@@ -57,6 +58,7 @@ export class EndpointNotAllowedError extends VendorError { override readonly nam
 export class TimeoutError extends VendorError { override readonly name = 'TimeoutError'; }
 export class AbortError extends VendorError { override readonly name = 'AbortError'; }
 export class BadResponseError extends VendorError { override readonly name = 'BadResponseError'; }
+export class ResponseTooLargeError extends VendorError { override readonly name = 'ResponseTooLargeError'; }
 
 const classes: Record<VendorErrorKind, new (init: VendorErrorInit) => VendorError> = {
   rate_limit: RateLimitError,
@@ -70,6 +72,7 @@ const classes: Record<VendorErrorKind, new (init: VendorErrorInit) => VendorErro
   timeout: TimeoutError,
   abort: AbortError,
   bad_response: BadResponseError,
+  too_large: ResponseTooLargeError,
 };
 
 /** The HTTP statuses that are the request's own fault: another provider would refuse it too. */

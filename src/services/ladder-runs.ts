@@ -1,28 +1,30 @@
 // Running a saved ladder for a caller: the allowedTargets check, the request's input and
-// knobs, the instance row, and the interpreter. Shared by the synchronous route and, later,
-// the background worker, so that both record runs the same way.
-import { internalError, invalidRequest } from '../errors.js';
+// knobs, the instance row, and the interpreter. The synchronous route runs through here; it
+// records its run exactly as the background worker does (src/worker/execute.ts).
+import { invalidRequest } from '../errors.js';
 import type { AllowedTargets, LadderConfig } from '../ladders/config.js';
-import { LadderRunError, runLadder, type RunLimits, type RunResult } from '../ladders/interpreter.js';
+import type { RunLimits, RunResult } from '../ladders/interpreter.js';
 import { resolveKnobs } from '../ladders/knobs.js';
-import { checkRunLimits, plannedStepCount } from '../ladders/limits.js';
+import { checkRunLimits, runSize } from '../ladders/limits.js';
 import type { PriceTable } from '../ladders/pricing.js';
 import { candidatesFor, explicitSelection } from '../providers/catalog.js';
 import type { RouterLogger } from '../providers/router.js';
 import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';
 import type { Principal } from './authenticator.js';
-import type { InstanceRow, InstanceService, NewPendingInstance } from './instances.js';
+import type { InstanceRow, InstanceService, NewInstance, NewPendingInstance } from './instances.js';
 import { subjectOf, type Metering } from '../usage/metering.js';
+import type { RunExecutor } from '../worker/execute.js';
 import { allowedTargetsOf, type VisibleLadder } from './ladders.js';
 
 export type PlatformLimits = Omit<RunLimits, 'maxSpendUsd'> & { defaultMaxSpend: number };
 
 export interface LadderRunnerDeps {
   instances: InstanceService;
+  /** Records a synchronous run's row, running and held (leased) by this process. */
+  startSync: (input: NewInstance, stepsTotal: number) => Promise<InstanceRow>;
+  executor: RunExecutor;
   connections: { forRouting(accountId: string): Promise<ProviderConnection[]> };
-  route: (request: Parameters<ModelCall>[0], connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger) => ReturnType<ModelCall>;
   limits: PlatformLimits;
-  prices: PriceTable;
   /** Quotas and the usage ledger (docs/quotas.md); absent in tests that run ladders bare. */
   metering?: Pick<Metering, 'checkRunStart' | 'ladderCall'>;
 }
@@ -120,7 +122,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
     const { defaultMaxSpend, ...caps } = deps.limits;
     const limits = { ...caps, maxSpendUsd: config.executionBudget?.maxSpend ?? defaultMaxSpend };
     checkRunLimits(config, knobs, limits);
-    const stepsTotal = plannedStepCount(config, knobs);
+    const stepsTotal = runSize(config, knobs).steps;
     return { principal, ladder, model, input: lastUserText(req.messages), knobs, connections, limits, stepsTotal };
   }
 
@@ -157,47 +159,37 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
       const { principal, ladder, model, knobs, connections, input, limits, stepsTotal } = await prepare(req);
       const config: LadderConfig = ladder.config;
       await deps.metering?.checkRunStart(subjectOf(principal)); // quotas: refuse a run over a limit before recording it
-      const instance = await deps.instances.create({
-        ladderId: ladder.row.id,
-        ladderVersion: ladder.row.currentVersion,
-        author: ladder.author,
-        slug: ladder.row.slug,
-        accountId: principal.accountId,
-        apiKeyId: principal.apiKeyId,
-        mode: 'sync',
-        model,
-        input,
-        knobs,
-        stepsTotal,
-      });
-      req.onInstance?.(instance);
-      try {
-        const result = await runLadder({
-          config,
+      const instance = await deps.startSync(
+        {
+          ladderId: ladder.row.id,
+          ladderVersion: ladder.row.currentVersion,
+          author: ladder.author,
+          slug: ladder.row.slug,
+          accountId: principal.accountId,
+          apiKeyId: principal.apiKeyId,
+          mode: 'sync',
           model,
-          input: instance.input,
+          input,
           knobs,
-          call: meteredCall(deps, principal, `${ladder.author}/${ladder.row.slug}`, instance.id, (request, signal) => deps.route(request, connections, signal, req.log)),
-          limits,
-          prices: deps.prices,
-          ...(req.signal ? { signal: req.signal } : {}),
-        });
-        const finishedAt = new Date();
-        await deps.instances.finish(instance.id, { status: 'completed', ...result }, finishedAt);
-        return { instance, result, finishedAt };
-      } catch (error) {
-        // runLadder only throws LadderRunErrors; anything else is a bug and fails the row as internal.
-        const runError = error instanceof LadderRunError ? error : null;
-        await deps.instances.finish(instance.id, {
-          status: runError?.code === 'run_cancelled' ? 'cancelled' : 'failed',
-          error: runError ?? internalError(),
-          usage: runError?.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-          spendUsd: runError?.spendUsd ?? 0,
-          modelCalls: runError?.modelCalls ?? 0,
-          trace: runError?.trace ?? [],
-        });
-        throw error;
-      }
+        },
+        stepsTotal,
+      );
+      req.onInstance?.(instance);
+      const execution = await deps.executor.execute({
+        held: { kind: 'sync', id: instance.id, fence: instance.fence, attempts: 1, resumed: false, cancelRequested: false },
+        config,
+        model,
+        input: instance.input,
+        knobs,
+        connections,
+        limits,
+        meter: (call) => meteredCall(deps, principal, `${ladder.author}/${ladder.row.slug}`, instance.id, call),
+        ...(req.signal ? { signal: req.signal } : {}),
+        ...(req.log ? { log: req.log } : {}),
+      });
+      // A failed run's row is finished by now (unless another process took it over); the error goes to the caller.
+      if (execution.outcome !== 'finished') throw execution.error;
+      return { instance, result: execution.result, finishedAt: execution.finishedAt };
     },
   };
 }

@@ -190,6 +190,7 @@ function nodeTrace(node: number, prompt: string) {
     prompt,
     promptChars: prompt.length,
     output: echo(prompt),
+    outputChars: echo(prompt).length,
     survived: true,
     usage,
     costUsd: expect.closeTo((usage.prompt_tokens * 0.15 + usage.completion_tokens * 0.6) / 1e6, 15),

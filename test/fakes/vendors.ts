@@ -59,6 +59,10 @@ export interface RecordedRequest {
   rawBody: string;
   /** Set when the client closed the connection before the response was complete (an abort). */
   clientClosed: boolean;
+  /** Date.now() when the whole answer had been written out. */
+  answeredAt?: number;
+  /** Date.now() when the caller closed the connection before the answer was complete. */
+  abortedAt?: number;
 }
 
 export interface FakeVendor {
@@ -135,8 +139,12 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
       clientClosed: false,
     };
     requests.push(recorded);
+    res.on('finish', () => (recorded.answeredAt = Date.now()));
     res.on('close', () => {
-      if (!res.writableFinished) recorded.clientClosed = true;
+      if (!res.writableFinished) {
+        recorded.clientClosed = true;
+        recorded.abortedAt = Date.now();
+      }
     });
     const n = ++counter;
     res.setHeader(dialect.requestIdHeader, `req_fake_${n}`);
@@ -200,6 +208,8 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
         return;
     }
   });
+  // Longer than any test: an idle socket closed just as the client reuses it fails a call for nothing.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -4,7 +4,7 @@ import type { LadderConfig } from '../../src/ladders/config.js';
 import { runLadder } from '../../src/ladders/interpreter.js';
 import { resolveKnobs } from '../../src/ladders/knobs.js';
 import { createPriceTable } from '../../src/ladders/pricing.js';
-import type { RunLimits, RunResult } from '../../src/ladders/run-types.js';
+import type { RunJournal, RunLimits, RunResult } from '../../src/ladders/run-types.js';
 import type { ChatRequest, ChatResult, ModelCall } from '../../src/providers/types.js';
 
 export interface Received {
@@ -75,6 +75,7 @@ export interface RunArgs {
   limits?: Partial<RunLimits>;
   modelName?: string;
   signal?: AbortSignal;
+  journal?: RunJournal;
 }
 
 export function run(args: RunArgs): Promise<RunResult> {
@@ -87,6 +88,7 @@ export function run(args: RunArgs): Promise<RunResult> {
     limits: { ...testLimits, ...args.limits },
     prices: testPrices,
     ...(args.signal ? { signal: args.signal } : {}),
+    ...(args.journal ? { journal: args.journal } : {}),
   });
 }
 

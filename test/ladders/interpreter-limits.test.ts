@@ -3,7 +3,7 @@ import { ApiError } from '../../src/errors.js';
 import type { LadderConfig, ModelStep } from '../../src/ladders/config.js';
 import { LadderRunError } from '../../src/ladders/interpreter.js';
 import { resolveKnobs } from '../../src/ladders/knobs.js';
-import { plannedStepCount } from '../../src/ladders/limits.js';
+import { runSize } from '../../src/ladders/limits.js';
 import { gatedTreeOfThought, recursiveRefinement } from './examples.js';
 import { accountingOf, deferred, fakeModel, run, systemOf, type RunArgs } from './interpreter-harness.js';
 
@@ -237,7 +237,7 @@ describe('runLadder: failing model calls', () => {
   });
 });
 
-describe('plannedStepCount', () => {
+describe('runSize', () => {
   // Group and recursion shapes: the count must be the length of a successful run's trace.
   const grouped: LadderConfig = {
     name: 'g',
@@ -255,7 +255,7 @@ describe('plannedStepCount', () => {
     it(`counts every step execution of ${name}`, async () => {
       const knobs = resolveKnobs(config, requested);
       const result = await run({ config, knobs: requested, model: fakeModel(() => 'YES') });
-      expect(plannedStepCount(config, knobs)).toBe(result.trace.length);
+      expect(runSize(config, knobs).steps).toBe(result.trace.length);
     });
   }
 });

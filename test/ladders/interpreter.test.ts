@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LadderConfig, ModelStep } from '../../src/ladders/config.js';
-import { TRACE_PROMPT_CHARS } from '../../src/ladders/interpreter.js';
+import { TRACE_OUTPUT_CHARS, TRACE_PROMPT_CHARS } from '../../src/ladders/interpreter.js';
+import type { RecordedCall, RunJournal } from '../../src/ladders/run-types.js';
 import { accountingOf, deferred, fakeModel, run, systemOf, testModel } from './interpreter-harness.js';
 
 const line = (prompt: string, name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(prompt)?.[1] ?? '';
@@ -54,6 +55,7 @@ describe('runLadder: a plain step list', () => {
             prompt: model.prompts()[0],
             promptChars: 42,
             output: 'out:draft',
+            outputChars: 9,
             survived: true,
             usage: { prompt_tokens: 42, completion_tokens: 9, total_tokens: 51 },
             costUsd: (42 + 18) / 1_000_000,
@@ -69,6 +71,18 @@ describe('runLadder: a plain step list', () => {
         nodes: [expect.objectContaining({ node: 1, output: 'out:refine', survived: true, promptChars: 61 })],
       },
     ]);
+  });
+
+  it('cuts the output kept in the trace, but not the output the next step reads', async () => {
+    const long = 'y'.repeat(TRACE_OUTPUT_CHARS + 10);
+    const model = fakeModel((prompt) => (prompt.includes('Earlier') ? 'done' : long));
+    const result = await run({
+      config: ladder('b', [step('a', [{ name: 'Q', type: 'text', from: 'input.context' }]), step('b', [{ name: 'Earlier', type: 'ingest', from: { stepId: 'a' } }])]),
+      model,
+      input: 'q',
+    });
+    expect(result.trace[0]?.nodes[0]).toMatchObject({ output: long.slice(0, TRACE_OUTPUT_CHARS), outputChars: long.length });
+    expect(model.prompts()[1]).toContain(long);
   });
 
   it('cuts the prompt kept in the trace, but not the prompt sent', async () => {
@@ -464,6 +478,20 @@ describe('runLadder: recursion', () => {
     expect(result.answer).toBe('final[deep[draft[INPUT]]|INPUT]');
     expect(result.modelCalls).toBe(3);
     expect(result.trace.every((t) => t.depth === 0 && t.recursionAnswer === undefined)).toBe(true);
+  });
+
+  it('names each call by its place, recursion lineage included; a run replaying them makes no call and answers the same', async () => {
+    const recorded = new Map<string, RecordedCall>();
+    const journal: RunJournal = {
+      callCompleted: async (place, call) => void recorded.set(place.key, call),
+    };
+    const first = await run({ config: recursive('final'), model: model(), knobs: { depth: 1 }, journal });
+    expect([...recorded.keys()]).toEqual(['1.draft.1', '1.deepen.1', '1.deepen/1.draft.1', '1.deepen/1.deepen.1', '1.deepen/1.final.1', '1.final.1']);
+    const replaying = fakeModel(() => 'never');
+    const again = await run({ config: recursive('final'), model: replaying, knobs: { depth: 1 }, journal: { recorded: async (key) => recorded.get(key) } });
+    expect(replaying.prompts()).toEqual([]);
+    expect(again).toMatchObject({ answer: first.answer, usage: first.usage, modelCalls: 6 });
+    expect(again.spendUsd).toBeCloseTo(first.spendUsd, 12);
   });
 
   it('at depth 1 runs one child on the recursion output and replaces that output with its answer', async () => {

@@ -12,12 +12,13 @@ describe('router options', () => {
     expect(() => createProviderRouter({ baseUrls: { 'azure-openai': 'ftp://x' } })).toThrow(/^PROVIDER_BASE_URL_AZURE_OPENAI: /);
   });
 
-  it('treats a success body larger than maxResponseBytes as a bad response', async () => {
+  it('treats a success body larger than maxResponseBytes as a failed attempt (vendor_response_too_large)', async () => {
     const fake = await startFakeOpenAI();
     const env = routerWith({ baseUrls: { openai: fake.baseUrl }, maxResponseBytes: 64 });
     try {
       const error = await rejection(env.router.call(userSays('a fairly long prompt that makes the echo exceed the limit'), [connection('openai', fake.apiKey)]));
-      expect(error.attempts[0]).toMatchObject({ status: null, reason: 'bad_response' });
+      expect(error.attempts[0]).toMatchObject({ status: 200, outcome: 'failed', reason: 'vendor_response_too_large' });
+      expect(error.message).toBe('All providers failed: openai (HTTP 200, vendor_response_too_large).');
     } finally {
       await env.router.close();
       await fake.close();

@@ -13,7 +13,8 @@ describe('cancelling instances', () => {
   let cancelNotice: ReturnType<typeof vi.spyOn>;
 
   beforeAll(async () => {
-    h = await startHarness();
+    // An API-only process (no workers), so queued instances stay as the test leaves them.
+    h = await startHarness({ WORKER_CONCURRENCY: '0' });
     cancelNotice = vi.spyOn(h.app.runNotices, 'cancelRequested');
   });
   afterAll(() => h.close());

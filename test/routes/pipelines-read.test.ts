@@ -17,7 +17,8 @@ describe('reading instances', () => {
   let other: User;
 
   beforeAll(async () => {
-    h = await startHarness();
+    // An API-only process (no workers), so queued instances stay as the test leaves them.
+    h = await startHarness({ WORKER_CONCURRENCY: '0' });
   });
   afterAll(() => h.close());
   beforeEach(async () => {

@@ -18,7 +18,8 @@ describe('POST /v1/pipelines/instances', () => {
   let pending: ReturnType<typeof vi.spyOn>;
 
   beforeAll(async () => {
-    h = await startHarness({ LADDER_MAX_NODES_PER_STEP: '4' });
+    // An API-only process (no workers), so queued instances stay pending.
+    h = await startHarness({ LADDER_MAX_NODES_PER_STEP: '4', WORKER_CONCURRENCY: '0' });
     pending = vi.spyOn(h.app.runNotices, 'pendingCreated');
   });
   afterAll(() => h.close());

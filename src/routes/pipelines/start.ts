@@ -8,6 +8,7 @@ import { InstanceStartedSchema, StartInstanceBodySchema, StartInstanceHeadersSch
 import type { InstanceRow } from '../../services/instances.js';
 import { checkLadderRunRequest, toLadderMessages } from '../../schemas/ladder-run.js';
 import { rejectStreaming, requireUserMessage } from '../chat/completion.js';
+import { subjectOf } from '../../usage/metering.js';
 import { checkMessages } from '../chat/messages.js';
 import { idempotencyKeyOf, requestHash } from './idempotency.js';
 
@@ -59,6 +60,7 @@ const startRoute: FastifyPluginAsyncTypebox = async (app) => {
       messages: toLadderMessages(messages),
       knobs,
     });
+    await app.metering.checkRunStart(subjectOf(principal)); // quotas: a key or account over its limits queues nothing
     const { instance, created } = await app.ladderRunner.queue(run, key === null ? null : { key, requestHash: hash! });
     if (!created) return replay(instance);
     // Only a fast path: workers also poll, so a lost notice delays the run, never loses it.

@@ -1,0 +1,193 @@
+// `npm run bench:runs`: what the background path costs. Against a local upstream that answers
+// at once (its own process), on the embedded database and, when BENCH_DATABASE_URL is set, on
+// PostgreSQL too:
+//   1. per model call: a 32-call ladder run by the interpreter alone (no database), as a
+//      synchronous run (row, lease, checkpoints, events) and as a background run;
+//   2. pickup: pending insert to `running` on an idle process (database clock);
+//   3. throughput: one-call instances completed per second by one process.
+// The service runs in this process (startServer), so the bench can insert pending rows into
+// the embedded database it holds. BENCH_RUNS (default 30), BENCH_INSTANCES (default 2000).
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { loadConfig } from '../src/config.js';
+import type { LadderConfig } from '../src/ladders/config.js';
+import { runLadder } from '../src/ladders/interpreter.js';
+import { startServer, type RunningServer } from '../src/server.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 2000);
+
+const wide: LadderConfig = {
+  name: 'Thirty-two calls',
+  exit: 'b',
+  steps: [
+    { id: 'a', name: 'A', type: 'normal', nodes: 16, fields: [{ name: 'Q', type: 'text', from: 'input.context' }], systemPrompt: 'Think.' },
+    { id: 'b', name: 'B', type: 'sequential', nodes: 16, fields: [{ name: 'A', type: 'ingest', from: { stepId: 'a' } }], systemPrompt: 'Go on.' },
+  ],
+};
+const single: LadderConfig = {
+  name: 'One call',
+  exit: 'a',
+  steps: [{ id: 'a', name: 'A', type: 'normal', fields: [{ name: 'Q', type: 'text', from: 'input.context' }], systemPrompt: 'Answer.' }],
+};
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+};
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function startUpstream(children: ChildProcess[]): Promise<string> {
+  const child = fork(path.join(here, 'fake-upstream.js'), { stdio: 'inherit' });
+  children.push(child);
+  const [message] = (await once(child, 'message')) as [{ port: number }];
+  return `http://127.0.0.1:${message.port}`;
+}
+
+async function call(dispatcher: Agent, url: string, headers: Record<string, string>, body: unknown, method = 'POST') {
+  const res = await request(url, { method: method as 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${text}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+async function benchDatabase(label: string, upstream: string, databaseUrl: string | null): Promise<string[]> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'ladder-bench-runs-'));
+  const adminToken = randomBytes(24).toString('hex');
+  const config = loadConfig({
+    PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', PROVIDER_BASE_URL_OPENAI: `${upstream}/v1`,
+    LADDER_MAX_CONCURRENT_CALLS: '1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  });
+  const tls = new Agent({ connect: { rejectUnauthorized: false } });
+  let server: RunningServer | null = null;
+  const lines: string[] = [];
+  try {
+    server = await startServer(config, { logStream: { write: () => true } as never });
+    const { app } = server;
+    const db = app.database;
+    const admin = { authorization: `Bearer ${adminToken}` };
+    const username = `bench-${randomBytes(3).toString('hex')}`;
+    const account = (await call(tls, `${server.url}/v1/admin/accounts`, admin, { username })) as { id: string };
+    const { key } = (await call(tls, `${server.url}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string };
+    const auth = { authorization: `Bearer ${key}` };
+    await call(tls, `${server.url}/v1/providers`, auth, { provider: 'openai', api_key: 'sk-bench-upstream-key' });
+    const ladders: Record<string, string> = {};
+    for (const [slug, ladder] of [['wide', wide], ['single', single]] as const) {
+      ladders[slug] = ((await call(tls, `${server.url}/v1/${username}/${slug}`, auth, { config: ladder }, 'PUT')) as { id: string }).id;
+    }
+    const insert = async (slug: string, input: string) => {
+      const [row] = await db.query<{ id: string }>(
+        `insert into instances (ladder_id, ladder_version, author, slug, account_id, mode, model, input, knobs, status)
+         values ($1, 1, $2, $3, $4, 'async', 'gpt-4o-mini', $5, '{}', 'pending') returning id`,
+        [ladders[slug], username, slug, account.id, input],
+      );
+      return row!.id;
+    };
+    const timings = async (ids: string[]) =>
+      db.query<{ run_ms: number; pickup_ms: number }>(
+        `select extract(epoch from finished_at - started_at) * 1000 as run_ms, extract(epoch from started_at - created_at) * 1000 as pickup_ms
+         from instances where id = any($1::uuid[]) and status = 'completed'`,
+        [ids],
+      );
+    const untilDone = async (ids: string[]) => {
+      for (;;) {
+        const [row] = await db.query<{ n: number }>(`select count(*)::int as n from instances where id = any($1::uuid[]) and status in ('pending', 'running')`, [ids]);
+        if (row!.n === 0) return;
+        await sleep(20);
+      }
+    };
+
+    // 1. Per model call.
+    const connections = await app.connections.forRouting(account.id);
+    const bare: number[] = [];
+    for (let i = 0; i < RUNS + 3; i++) {
+      const started = performance.now();
+      await runLadder({
+        config: wide, model: 'gpt-4o-mini', input: `bare ${i}`, knobs: {},
+        call: (req, signal) => app.providerRouter.call(req, connections, signal),
+        limits: { maxNodesPerStep: 32, maxModelCallsPerRun: 500, maxRecursionDepth: 10, maxRunMs: 60_000, maxConcurrentCalls: 1, maxSpendUsd: 50 },
+      });
+      if (i >= 3) bare.push(performance.now() - started);
+    }
+    const syncIds: string[] = [];
+    for (let i = 0; i < RUNS + 3; i++) {
+      await call(tls, `${server.url}/v1/${username}/wide/chat/completions`, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `sync ${i}` }] });
+      const [row] = await db.query<{ id: string }>(`select id from instances where input = $1`, [`sync ${i}`]);
+      if (i >= 3) syncIds.push(row!.id);
+    }
+    const asyncIds: string[] = [];
+    for (let i = 0; i < RUNS + 3; i++) {
+      const id = await insert('wide', `async ${i}`);
+      await app.runNotices.pendingCreated();
+      await untilDone([id]);
+      if (i >= 3) asyncIds.push(id);
+    }
+    const syncMs = (await timings(syncIds)).map((r) => Number(r.run_ms));
+    const asyncRows = await timings(asyncIds);
+    const asyncMs = asyncRows.map((r) => Number(r.run_ms));
+    const perCall = (ms: number[]) => mean(ms) / 32;
+    lines.push(
+      `${label}: 32-call ladder, ${RUNS} runs each, mean per model call:`,
+      `  interpreter alone (no database)      ${perCall(bare).toFixed(3)} ms`,
+      `  synchronous run (lease, checkpoints) ${perCall(syncMs).toFixed(3)} ms  (+${(perCall(syncMs) - perCall(bare)).toFixed(3)} ms over the interpreter alone)`,
+      `  background run (claimed by a worker) ${perCall(asyncMs).toFixed(3)} ms  (+${(perCall(asyncMs) - perCall(syncMs)).toFixed(3)} ms over synchronous, +${(perCall(asyncMs) - perCall(bare)).toFixed(3)} ms over the interpreter alone)`,
+    );
+
+    // 2. Pickup on an idle process.
+    const pickIds: string[] = [];
+    for (let i = 0; i < RUNS * 2; i++) {
+      await sleep(20);
+      const id = await insert('single', `pickup ${i}`);
+      await app.runNotices.pendingCreated();
+      await untilDone([id]);
+      pickIds.push(id);
+    }
+    const pickups = (await timings(pickIds)).map((r) => Number(r.pickup_ms));
+    lines.push(`  pickup, pending insert to running (idle process, ${pickups.length} instances): p50 ${percentile(pickups, 50).toFixed(1)} ms, p99 ${percentile(pickups, 99).toFixed(1)} ms`);
+
+    // 3. Throughput.
+    const bulk: string[] = [];
+    await app.workerPool.drain(0).catch(() => {});
+    for (let i = 0; i < INSTANCES; i++) bulk.push(await insert('single', `bulk ${i}`));
+    const worker = await startServer({ ...config, databaseUrl: config.databaseUrl, port: 0 }, { logStream: { write: () => true } as never, database: db });
+    const started = performance.now();
+    await worker.app.runNotices.pendingCreated();
+    await untilDone(bulk);
+    const seconds = (performance.now() - started) / 1000;
+    await worker.close();
+    lines.push(`  throughput: ${INSTANCES} one-call instances in ${seconds.toFixed(2)} s = ${(INSTANCES / seconds).toFixed(0)} per second (one process, WORKER_CONCURRENCY=${config.worker.concurrency})`);
+  } finally {
+    await server?.close();
+    await tls.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return lines;
+}
+
+async function main(): Promise<void> {
+  const children: ChildProcess[] = [];
+  try {
+    const upstream = await startUpstream(children);
+    const out = [...(await benchDatabase('embedded database (PGlite)', upstream, null))];
+    if (process.env.BENCH_DATABASE_URL) out.push(...(await benchDatabase('PostgreSQL', upstream, process.env.BENCH_DATABASE_URL)));
+    process.stdout.write(`\n${out.join('\n')}\n`);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

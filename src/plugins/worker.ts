@@ -1,0 +1,80 @@
+// The background workers of this process (WORKER_CONCURRENCY of them; 0 for an API-only
+// process), the cancel notices that reach any run held here, and the retention job.
+// How it all behaves: docs/background-runs.md.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createRunLoader } from '../worker/load-run.js';
+import { createWorkerPool, type WorkerPool } from '../worker/pool.js';
+import { runRetention, type RetentionResult } from '../worker/retention.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    workerPool: WorkerPool;
+    /** One retention job now (as of `now`); the workers also run it every RETENTION_INTERVAL_MS. */
+    runRetention(now?: Date): Promise<RetentionResult>;
+  }
+}
+
+// The first retention job waits a little, so that a fleet restarting at once spreads out.
+const FIRST_RETENTION_DELAY_MS = 60_000;
+
+async function workerPlugin(app: FastifyInstance) {
+  const { worker, ladders, shutdownTimeoutMs } = app.config;
+  const log = app.log.child({ component: 'worker' });
+  const pool = createWorkerPool({
+    database: app.database,
+    holder: app.runHolder,
+    concurrency: worker.concurrency,
+    pollMs: worker.pollMs,
+    leaseMs: worker.leaseMs,
+    maxAttempts: worker.maxAttempts,
+    limits: {
+      defaultMaxSpend: ladders.defaultMaxSpend,
+      maxNodesPerStep: ladders.maxNodesPerStep,
+      maxModelCallsPerRun: ladders.maxModelCallsPerRun,
+      maxRecursionDepth: ladders.maxRecursionDepth,
+      maxRunMs: ladders.maxRunMs,
+      maxConcurrentCalls: ladders.maxConcurrentCalls,
+      maxRunBytes: ladders.maxRunBytes,
+    },
+    executor: app.runExecutor,
+    leases: app.runLeases,
+    loadRun: createRunLoader({ database: app.database, connections: app.connections }),
+    metering: app.metering, // quotas: limits and the usage ledger for background runs too
+    notifyPending: () => app.runNotices.pendingCreated(),
+    log,
+  });
+  app.decorate('workerPool', pool);
+  app.decorate('runRetention', (now?: Date) => runRetention(app.database, worker.retentionDays, now));
+
+  // Any process may hold a run (synchronous ones too), so every process listens for cancels.
+  const unsubscribe = [await app.runNotices.onCancel((id) => app.runLeases.cancel(id))];
+  const timers: NodeJS.Timeout[] = [];
+  if (worker.concurrency > 0) {
+    unsubscribe.push(await app.runNotices.onPending(() => pool.wake()));
+    const retention = async () => {
+      try {
+        const result = await app.runRetention();
+        if (result.deleted + result.keysCleared > 0) log.info({ deleted: result.deleted, keys_cleared: result.keysCleared }, 'retention job done');
+      } catch (error) {
+        log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'retention job failed');
+      }
+    };
+    timers.push(setTimeout(() => void retention(), Math.min(FIRST_RETENTION_DELAY_MS, worker.retentionIntervalMs)));
+    timers.push(setInterval(() => void retention(), worker.retentionIntervalMs));
+    for (const timer of timers) timer.unref();
+    app.addHook('onReady', async () => pool.start());
+  }
+
+  // Draining starts with the close, alongside the HTTP drain, and is awaited before the database closes.
+  let draining: Promise<void> | null = null;
+  const drain = () => (draining ??= pool.drain(shutdownTimeoutMs));
+  app.addHook('preClose', async () => void drain());
+  app.addHook('onClose', async () => {
+    for (const timer of timers) clearTimeout(timer);
+    await drain();
+    await Promise.all(unsubscribe.map((stop) => stop().catch(() => {})));
+  });
+}
+
+export default fp(workerPlugin, { name: 'worker', fastify: '5.x', dependencies: ['infrastructure', 'providers', 'ladders'] });

@@ -1,0 +1,126 @@
+// Running an instance this process holds, synchronous or background: its lease watched, its
+// calls checkpointed, its events written, resumed from the checkpoints of an earlier attempt,
+// and its outcome recorded once, unless the run was lost or handed back on the way.
+import type { Database } from '../db/client.js';
+import { ApiError, internalError } from '../errors.js';
+import type { LadderConfig } from '../ladders/config.js';
+import { LadderRunError, runLadder, type RunResult } from '../ladders/interpreter.js';
+import { runSize } from '../ladders/limits.js';
+import type { PriceTable } from '../ladders/pricing.js';
+import type { RunLimits } from '../ladders/run-types.js';
+import type { RouterLogger } from '../providers/router.js';
+import type { ChatRequest, ChatResult, ModelCall, ProviderConnection } from '../providers/types.js';
+import { lastEventSeq, loadRecordedCalls } from './checkpoints.js';
+import { isReleased, leaseLost } from './errors.js';
+import { InstanceJournal, type HeldRun } from './journal.js';
+import type { LeaseKeeper, RunKind } from './lease.js';
+
+export interface RunExecutorDeps {
+  database: Pick<Database, 'query' | 'queryRelaxed'>;
+  leases: LeaseKeeper;
+  route: (request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger) => Promise<ChatResult>;
+  prices: PriceTable;
+}
+
+export interface HeldInstance extends HeldRun {
+  kind: RunKind;
+  attempts: number;
+  /** Started before: load its checkpoints and go on from its last event. */
+  resumed: boolean;
+  cancelRequested: boolean;
+}
+
+export interface ExecuteArgs {
+  held: HeldInstance;
+  config: LadderConfig;
+  model: string;
+  input: string;
+  knobs: Record<string, number>;
+  connections: ProviderConnection[];
+  limits: RunLimits;
+  /** The caller's own abort (a synchronous request's client going away). */
+  signal?: AbortSignal;
+  log?: RouterLogger;
+  /** Wraps each model call of the run (quotas and the usage ledger: src/usage/metering.ts). */
+  meter?: (call: ModelCall) => ModelCall;
+}
+
+/** How a held run ended here. */
+export type Execution =
+  /** `finishedAt`: the recorded finish (now, if the row was taken over just as the run ended). */
+  | { outcome: 'finished'; result: RunResult; finishedAt: Date }
+  | { outcome: 'failed'; error: LadderRunError }
+  /** Lost to another process, or handed back at shutdown: its outcome is not this process's to write. */
+  | { outcome: 'abandoned'; error: LadderRunError; released: boolean };
+
+export function stepsTotal(config: LadderConfig, knobs: Record<string, number>): number {
+  return runSize(config, knobs).steps;
+}
+
+export function createRunExecutor(deps: RunExecutorDeps) {
+  return {
+    /** A run that cannot start (its ladder is gone, its model no longer allowed) fails with `error`. */
+    async failBeforeStart(held: HeldInstance, error: ApiError): Promise<void> {
+      const lastSeq = held.resumed ? await lastEventSeq(deps.database, held.id) : 0;
+      const journal = new InstanceJournal(deps.database, held, { lastSeq, recorded: null, stepsTotal: 0, onLost: () => {} });
+      await journal.finish({ status: 'failed', error, progress: emptyProgress() }, []);
+      journal.close();
+    },
+
+    async execute(args: ExecuteArgs): Promise<Execution> {
+      const { held, config } = args;
+      const meter = args.meter ?? ((call: ModelCall) => call);
+      const controller = new AbortController();
+      const untrack = deps.leases.track(held, held.kind, controller);
+      const signal = args.signal ? AbortSignal.any([args.signal, controller.signal]) : controller.signal;
+      let journal: InstanceJournal | null = null;
+      try {
+        const [recorded, lastSeq] = held.resumed
+          ? await Promise.all([loadRecordedCalls(deps.database, held.id), lastEventSeq(deps.database, held.id)])
+          : [null, 0];
+        journal = new InstanceJournal(deps.database, held, {
+          lastSeq,
+          recorded,
+          stepsTotal: stepsTotal(config, args.knobs),
+          onLost: () => controller.abort(leaseLost()),
+        });
+        journal.event('instance.started', { attempt: held.attempts, resumed: held.resumed, recorded_calls: recorded?.size ?? 0 });
+        if (held.cancelRequested) controller.abort(new ApiError(499, 'execution_error', 'run_cancelled', 'The run was cancelled before it finished.'));
+        const result = await runLadder({
+          config,
+          model: args.model,
+          input: args.input,
+          knobs: args.knobs,
+          call: meter((request, callSignal) => deps.route(request, args.connections, callSignal, args.log)),
+          limits: args.limits,
+          prices: deps.prices,
+          signal,
+          journal,
+        });
+        const finishedAt = await journal.finish({ status: 'completed', answer: result.answer, progress: result }, result.trace);
+        return { outcome: 'finished', result, finishedAt: finishedAt ?? new Date() };
+      } catch (caught) {
+        const error = caught instanceof LadderRunError ? caught : new LadderRunError(caught instanceof ApiError ? caught : internalError(), emptyProgress());
+        if (!(caught instanceof ApiError)) error.cause = caught;
+        if (!journal) return { outcome: 'abandoned', error, released: false };
+        const reason: unknown = controller.signal.reason;
+        if (controller.signal.aborted && isReleased(reason)) {
+          return { outcome: 'abandoned', error, released: await journal.release() };
+        }
+        if (journal.lost || (controller.signal.aborted && reason instanceof ApiError && reason.code === 'run_interrupted')) {
+          return { outcome: 'abandoned', error, released: false };
+        }
+        const status = error.code === 'run_cancelled' ? 'cancelled' : 'failed';
+        await journal.finish({ status, error, progress: error }, error.trace);
+        return { outcome: 'failed', error };
+      } finally {
+        journal?.close();
+        untrack();
+      }
+    },
+  };
+}
+
+export type RunExecutor = ReturnType<typeof createRunExecutor>;
+
+const emptyProgress = () => ({ usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, spendUsd: 0, modelCalls: 0, trace: [] });

@@ -1,0 +1,270 @@
+// Everything a held run writes: checkpoints, events, progress and its outcome. Every write is
+// one statement that first updates the instance row WHERE its fence is still ours, so a process
+// that lost the run can no longer change anything (the row lock orders it after a takeover).
+// Writes of one run go out one at a time, so event numbers commit in order.
+import type { Database } from '../db/client.js';
+import type { ApiError } from '../errors.js';
+import type { NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/run-types.js';
+import type { Usage } from '../providers/types.js';
+import { wellFormedJson, wellFormedText } from '../unicode.js';
+import type { RecordedCalls } from './checkpoints.js';
+import { leaseLost } from './errors.js';
+
+/** Output and prompt excerpts in events are cut to this many characters. */
+export const EVENT_EXCERPT_CHARS = 500;
+/** Events that no checkpoint carries are sent after at most this delay. */
+const EVENT_FLUSH_MS = 50;
+
+export interface HeldRun {
+  id: string;
+  fence: number;
+}
+
+interface EventRow {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+export type Finish =
+  | { status: 'completed'; answer: string; progress: RunProgress }
+  | { status: 'failed' | 'cancelled'; error: ApiError; progress: RunProgress };
+
+const FLUSH_SQL = `
+WITH held AS (
+  UPDATE instances SET
+    steps_total = $3,
+    steps_completed = greatest(steps_completed, $4),
+    model_calls = greatest(model_calls, $5),
+    spend_usd = greatest(spend_usd, $6),
+    usage = coalesce($7::text::jsonb, usage)
+  WHERE id = $1 AND fence = $2 AND status = 'running'
+  RETURNING id
+), calls AS (
+  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms)
+  SELECT held.id, $8::text, $9::text, $10::text::jsonb, $11::float8, $12::text, $13::int FROM held WHERE $8::text IS NOT NULL
+  ON CONFLICT DO NOTHING
+), events AS (
+  INSERT INTO instance_events (instance_id, seq, type, data)
+  SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($14::text::jsonb) AS e(seq int, type text, data jsonb)
+)
+SELECT count(*)::int AS held FROM held`;
+
+const FINISH_SQL = `
+WITH held AS (
+  UPDATE instances SET
+    status = $3, answer = $4::text, error = $5::text::jsonb, usage = $6::text::jsonb, spend_usd = $7::float8,
+    model_calls = $8::int, trace = $9::text::jsonb, steps_completed = greatest(steps_completed, $10),
+    finished_at = now(), claimed_by = NULL, lease_expires_at = NULL
+  WHERE id = $1 AND fence = $2 AND status = 'running'
+  RETURNING id, finished_at
+), events AS (
+  INSERT INTO instance_events (instance_id, seq, type, data)
+  SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($11::text::jsonb) AS e(seq int, type text, data jsonb)
+)
+SELECT finished_at FROM held`;
+
+// A release is not a failed attempt: the attempt is given back, and the fence moves on so
+// that nothing this process still had in flight can land.
+const RELEASE_SQL = `
+WITH held AS (
+  UPDATE instances SET status = 'pending', claimed_by = NULL, lease_expires_at = NULL,
+    attempts = greatest(attempts - 1, 0), fence = fence + 1
+  WHERE id = $1 AND fence = $2 AND status = 'running'
+  RETURNING id
+), events AS (
+  INSERT INTO instance_events (instance_id, seq, type, data)
+  SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($3::text::jsonb) AS e(seq int, type text, data jsonb)
+)
+SELECT count(*)::int AS held FROM held`;
+
+const excerpt = (text: string) => text.slice(0, EVENT_EXCERPT_CHARS);
+// PostgreSQL stores neither NUL nor lone surrogates; one odd character must not fail a write.
+export const storableText = (text: string) => wellFormedText(text).replaceAll('\u0000', '\ufffd');
+const json = (value: unknown) => JSON.stringify(wellFormedJson(value), (_key, v: unknown) => (typeof v === 'string' ? v.replaceAll('\u0000', '\ufffd') : v));
+
+export class InstanceJournal implements RunJournal {
+  /** True once a write found the row no longer ours, or the database failed a write. */
+  lost = false;
+  private seq: number;
+  private pending: EventRow[] = [];
+  private chain: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private stepsCompleted = 0;
+  private progress: RunProgress | null = null;
+  readonly recorded?: (key: string) => Promise<RecordedCall | undefined>;
+
+  constructor(
+    private readonly database: Pick<Database, 'query' | 'queryRelaxed'>,
+    private readonly run: HeldRun,
+    options: { lastSeq: number; stepsTotal: number; recorded: RecordedCalls | null; onLost: (error: unknown) => void },
+  ) {
+    this.seq = options.lastSeq;
+    this.stepsTotal = options.stepsTotal;
+    this.onLost = options.onLost;
+    const recorded = options.recorded;
+    if (recorded && recorded.size > 0) this.recorded = (key) => recorded.get(key);
+  }
+
+  private readonly stepsTotal: number;
+  private readonly onLost: (error: unknown) => void;
+
+  /** Queues an event; it goes out with the next checkpoint, or on its own shortly. */
+  event(type: string, data: Record<string, unknown>): void {
+    this.pending.push({ seq: ++this.seq, type, data });
+    this.timer ??= setTimeout(() => {
+      this.timer = null;
+      this.write(() => this.flush(null)).catch(() => {});
+    }, EVENT_FLUSH_MS);
+  }
+
+  stepStarted(place: StepPlace): void {
+    this.event('step.started', { step: place.stepId, pass: place.pass, depth: place.depth, ...(place.groupId ? { group: place.groupId } : {}) });
+  }
+
+  stepCompleted(place: StepPlace, survivors: number[]): void {
+    this.stepsCompleted += 1;
+    this.event('step.completed', { step: place.stepId, pass: place.pass, depth: place.depth, survivors });
+  }
+
+  callFailed(place: NodePlace, detail: { prompt: string; error: string; latencyMs: number }): void {
+    this.event('node.failed', { ...nodeData(place), latency_ms: detail.latencyMs, prompt_excerpt: excerpt(detail.prompt), error: detail.error });
+  }
+
+  /** The checkpoint and its event in one statement, before the run goes on. */
+  callCompleted(place: NodePlace, call: RecordedCall, detail: { prompt: string; survived: boolean; progress: RunProgress }): Promise<void> {
+    this.progress = detail.progress;
+    this.pending.push({
+      seq: ++this.seq,
+      type: 'node.completed',
+      data: {
+        ...nodeData(place),
+        provider: call.provider,
+        latency_ms: call.latencyMs,
+        usage: call.usage,
+        cost_usd: call.costUsd,
+        survived: detail.survived,
+        output_excerpt: excerpt(call.output),
+        prompt_excerpt: excerpt(detail.prompt),
+      },
+    });
+    return this.write(() => this.flush({ key: place.key, call }));
+  }
+
+  /** Records the outcome and the final event; false when the row was no longer ours. */
+  /** Records the outcome; resolves with the recorded finish time, or null when the run was no longer ours. */
+  async finish(outcome: Finish, trace: StepTrace[]): Promise<Date | null> {
+    const { progress } = outcome;
+    const error = outcome.status === 'completed' ? null : outcome.error;
+    this.pending.push({
+      seq: ++this.seq,
+      type: `instance.${outcome.status}`,
+      data: {
+        model_calls: progress.modelCalls,
+        usage: progress.usage,
+        spend_usd: progress.spendUsd,
+        ...(error ? { error: { status: error.statusCode, type: error.type, code: error.code, message: error.message } } : {}),
+      },
+    });
+    try {
+      let finishedAt: Date | null = null;
+      await this.write(async () => {
+        const events = this.takeEvents();
+        const [row] = await this.database.query<{ finished_at: Date | string }>(FINISH_SQL, [
+          this.run.id,
+          this.run.fence,
+          outcome.status,
+          outcome.status === 'completed' ? outcome.answer : null,
+          error ? json({ status: error.statusCode, type: error.type, code: error.code, message: error.message }) : null,
+          json(progress.usage),
+          progress.spendUsd,
+          progress.modelCalls,
+          json(trace),
+          this.stepsCompleted,
+          json(events),
+        ]);
+        if (!row) throw leaseLost();
+        finishedAt = new Date(row.finished_at);
+      });
+      return finishedAt;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Hands the run back as pending (shutdown); false when it was no longer ours. */
+  async release(): Promise<boolean> {
+    this.pending.push({ seq: ++this.seq, type: 'instance.released', data: {} });
+    this.lost = false;
+    try {
+      await this.write(async () => {
+        const [row] = await this.database.query<{ held: number }>(RELEASE_SQL, [this.run.id, this.run.fence, json(this.takeEvents())]);
+        if (!row || row.held === 0) throw leaseLost();
+      });
+      return true;
+    } catch {
+      return false;
+    } finally {
+      this.lost = true;
+    }
+  }
+
+  /** Stops the delayed flush; whatever is queued is dropped (the run is over here). */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private takeEvents(): EventRow[] {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const events = this.pending;
+    this.pending = [];
+    return events;
+  }
+
+  private async flush(checkpoint: { key: string; call: RecordedCall } | null): Promise<void> {
+    const events = this.takeEvents();
+    if (events.length === 0 && !checkpoint) return;
+    const progress = this.progress;
+    const call = checkpoint?.call;
+    // Relaxed: a checkpoint lost with the database server costs one call repeated, never a wrong outcome.
+    const [row] = await this.database.queryRelaxed<{ held: number }>('ladder_journal_flush', FLUSH_SQL, [
+      this.run.id,
+      this.run.fence,
+      this.stepsTotal,
+      this.stepsCompleted,
+      progress?.modelCalls ?? 0,
+      progress?.spendUsd ?? 0,
+      progress ? json(progress.usage satisfies Usage) : null,
+      checkpoint?.key ?? null,
+      call ? storableText(call.output) : null,
+      call ? json(call.usage) : null,
+      call?.costUsd ?? null,
+      call?.provider ?? null,
+      call?.latencyMs ?? null,
+      json(events),
+    ]);
+    if (!row || row.held === 0) throw leaseLost();
+  }
+
+  // One write at a time, in order; after a lost write nothing more is sent.
+  private write(work: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(async () => {
+      if (this.lost) throw leaseLost();
+      try {
+        await work();
+      } catch (error) {
+        this.lost = true;
+        this.onLost(error);
+        throw leaseLost();
+      }
+    });
+    this.chain = next.catch(() => {});
+    return next;
+  }
+}
+
+function nodeData(place: NodePlace): Record<string, unknown> {
+  return { step: place.stepId, pass: place.pass, depth: place.depth, node: place.node, ...(place.groupId ? { group: place.groupId } : {}) };
+}

@@ -1,0 +1,142 @@
+// The leases of the runs this process holds, background and synchronous alike. One timer
+// serves them all: every `checkMs` one query reads their cancel requests and whether each is
+// still ours, and every third of the lease the same query renews them (guarded by the fence).
+// A run that is no longer ours, or that could not be renewed in time, is aborted here and
+// writes nothing more; a cancel request aborts it as cancelled.
+import type { Database } from '../db/client.js';
+import type { ApiError } from '../errors.js';
+import { runCancelled } from '../ladders/limits.js';
+import { leaseLost } from './errors.js';
+import type { HeldRun } from './journal.js';
+
+export interface LeaseLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface LeaseKeeperOptions {
+  database: Pick<Database, 'queryRelaxed'>;
+  leaseMs: number;
+  checkMs: number;
+  log?: LeaseLogger;
+}
+
+export type RunKind = 'sync' | 'async';
+
+interface LocalRun extends HeldRun {
+  kind: RunKind;
+  controller: AbortController;
+  /** Date.now() of the last renewal the database confirmed. */
+  renewedAt: number;
+}
+
+const RENEW_SQL = `
+UPDATE instances i SET lease_expires_at = now() + $3::int * interval '1 millisecond'
+FROM unnest($1::uuid[], $2::int[]) AS l(id, fence)
+WHERE i.id = l.id AND i.fence = l.fence AND i.status = 'running'
+RETURNING i.id, i.cancel_requested_at IS NOT NULL AS cancel`;
+
+const CHECK_SQL = `
+SELECT i.id FROM instances i, unnest($1::uuid[], $2::int[]) AS l(id, fence)
+WHERE i.id = l.id AND i.fence = l.fence AND i.status = 'running' AND i.cancel_requested_at IS NULL`;
+
+export function createLeaseKeeper(options: LeaseKeeperOptions) {
+  const { database, leaseMs, checkMs } = options;
+  const runs = new Map<string, LocalRun>();
+  let timer: NodeJS.Timeout | null = null;
+  let busy = false;
+  let lastRenewal = 0;
+  let stopped = false;
+
+  const abort = (run: LocalRun, reason: ApiError) => {
+    runs.delete(run.id);
+    run.controller.abort(reason);
+  };
+
+  async function tick(): Promise<void> {
+    if (busy || runs.size === 0) return;
+    busy = true;
+    const local = [...runs.values()];
+    const ids = local.map((r) => r.id);
+    const fences = local.map((r) => r.fence);
+    const started = Date.now();
+    try {
+      let renew = started - lastRenewal >= leaseMs / 3;
+      if (!renew) {
+        // Cheap read; a run that is not still ours and uncancelled is renewed at once, which tells which.
+        const fine = new Set((await database.queryRelaxed<{ id: string }>('ladder_lease_check', CHECK_SQL, [ids, fences])).map((r) => r.id));
+        renew = local.some((r) => !fine.has(r.id));
+      }
+      if (renew) {
+        const rows = await database.queryRelaxed<{ id: string; cancel: boolean }>('ladder_lease_renew', RENEW_SQL, [ids, fences, leaseMs]);
+        lastRenewal = started;
+        const renewed = new Map(rows.map((r) => [r.id, r.cancel]));
+        for (const run of local) {
+          if (runs.get(run.id) !== run) continue;
+          if (!renewed.has(run.id)) abort(run, leaseLost());
+          else if (renewed.get(run.id)) abort(run, runCancelled());
+          else run.renewedAt = started;
+        }
+      }
+    } catch (error) {
+      options.log?.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'lease check failed');
+    } finally {
+      busy = false;
+    }
+    // A lease that could not be renewed in time may already be another process's.
+    const now = Date.now();
+    for (const run of local) {
+      if (runs.get(run.id) === run && now - run.renewedAt >= leaseMs) abort(run, leaseLost());
+    }
+    if (runs.size === 0) stopTimer();
+  }
+
+  function startTimer(): void {
+    if (timer || stopped) return;
+    timer = setInterval(() => void tick(), checkMs);
+    timer.unref();
+  }
+
+  function stopTimer(): void {
+    if (timer) clearInterval(timer);
+    timer = null;
+  }
+
+  return {
+    /** Starts watching a run whose lease this process just took; `controller` is aborted with the reason it must stop. */
+    track(run: HeldRun, kind: RunKind, controller: AbortController): () => void {
+      const local: LocalRun = { id: run.id, fence: run.fence, kind, controller, renewedAt: Date.now() };
+      runs.set(run.id, local);
+      startTimer();
+      return () => {
+        if (runs.get(run.id) === local) runs.delete(run.id);
+      };
+    },
+
+    /** A cancel notice for an instance: aborts it if it runs here. */
+    cancel(instanceId: string): void {
+      const run = runs.get(instanceId);
+      if (run) abort(run, runCancelled());
+    },
+
+    /** Aborts every local run of a kind with `reason` (shutdown); returns how many there were. */
+    abortAll(reason: () => ApiError, kind: RunKind): number {
+      const all = [...runs.values()].filter((r) => r.kind === kind);
+      for (const run of all) abort(run, reason());
+      return all.length;
+    },
+
+    get size(): number {
+      return runs.size;
+    },
+
+    /** Runs one check now (tests). */
+    check: tick,
+
+    stop(): void {
+      stopped = true;
+      stopTimer();
+    },
+  };
+}
+
+export type LeaseKeeper = ReturnType<typeof createLeaseKeeper>;

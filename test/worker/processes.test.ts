@@ -1,0 +1,137 @@
+// Real processes on PostgreSQL: a server killed (SIGKILL) in the middle of background runs is
+// restarted and every run completes with the right answer, no finished call paid twice; three
+// servers share 300 instances while one of them is killed, and each call is made once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/client.js';
+import { minimalLadder } from '../ladders/examples.js';
+import { startFakeOpenAI, type FakeVendor, type RecordedRequest } from '../fakes/vendors.js';
+import { build, createUser, type TestApp } from '../helpers/build.js';
+import { insertPending, waitFor } from '../helpers/instances.js';
+import { scratchPostgres, spawnServer, type SpawnedServer } from '../helpers/spawned-server.js';
+
+const serverUrl = process.env.TEST_DATABASE_URL;
+const echo = (p: string) => `echo: ${p}`;
+const draftPrompt = (q: string) => `Question: ${q}\n\n[System Instruction]\nAnswer the question.`;
+const answerFor = (q: string) =>
+  echo(`Question: ${q}\n\nDraft: ${echo(draftPrompt(q))}\n\n[System Instruction]\nImprove the draft so that it answers the question better. Reply with the improved answer only.`);
+
+const promptOf = (r: RecordedRequest) => r.body.messages[0].content as string;
+
+/** Prompts the vendor answered more than once. */
+function answeredTwice(fake: FakeVendor): Map<string, number[]> {
+  const answered = new Map<string, number[]>();
+  for (const r of fake.requests) {
+    if (r.answeredAt === undefined) continue;
+    answered.set(promptOf(r), [...(answered.get(promptOf(r)) ?? []), r.answeredAt]);
+  }
+  return new Map([...answered].filter(([, times]) => times.length > 1));
+}
+
+describe.skipIf(!serverUrl)('background runs across processes (PostgreSQL)', () => {
+  let fake: FakeVendor;
+  let scratch: Awaited<ReturnType<typeof scratchPostgres>>;
+  let setup: TestApp;
+  let database: Database;
+  let user: Awaited<ReturnType<typeof createUser>>;
+  let ladderId: string;
+  const servers: SpawnedServer[] = [];
+
+  const serverEnv = () => ({
+    DATABASE_URL: scratch.url,
+    PROVIDER_BASE_URL_OPENAI: fake.baseUrl,
+    WORKER_CONCURRENCY: '4',
+    WORKER_POLL_MS: '200',
+    RUN_LEASE_MS: '1000',
+    RUN_CANCEL_CHECK_MS: '200',
+    LADDER_MAX_CONCURRENT_CALLS: '2',
+  });
+  const start = async () => {
+    const server = await spawnServer(serverEnv());
+    servers.push(server);
+    return server;
+  };
+  const pending = (input: string) =>
+    insertPending(database, { ladderId, ladderVersion: 1, author: user.username, slug: 'minimal', accountId: user.id, input });
+  const statuses = async (ids: string[]) =>
+    database.query<{ id: string; status: string; answer: string | null; input: string; attempts: number }>(
+      'select id, status, answer, input, attempts from instances where id = any($1::uuid[])',
+      [ids],
+    );
+  const notify = () => database.query(`select pg_notify('ladder_instance_pending', '')`);
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    scratch = await scratchPostgres(serverUrl!);
+    database = scratch.database;
+    setup = await build({ WORKER_CONCURRENCY: '0', PROVIDER_BASE_URL_OPENAI: fake.baseUrl }, { database });
+    user = await createUser(setup.app);
+    await setup.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'openai', api_key: fake.apiKey } });
+    ladderId = (await setup.app.inject({ method: 'PUT', url: `/v1/${user.username}/minimal`, headers: user.headers, payload: { config: minimalLadder } })).json<{ id: string }>().id;
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.kill()));
+    await setup?.close();
+    await fake?.close();
+    await scratch?.drop();
+  });
+
+  it('SIGKILL mid-run, restart: every instance completes with the right answer, no finished call paid twice', async () => {
+    fake.reset();
+    fake.setDefault({ kind: 'delay', ms: 300 });
+    const inputs = Array.from({ length: 8 }, (_, i) => `crash question ${i}`);
+    const ids: string[] = [];
+    for (const input of inputs) ids.push(await pending(input));
+    const first = await start();
+    await notify();
+    await waitFor(() => fake.requests.filter((r) => r.answeredAt).length >= 6, 30_000, 'some calls to be answered');
+    await first.kill();
+    const killedAt = Date.now();
+    const midway = await statuses(ids);
+    expect(midway.some((r) => r.status === 'running')).toBe(true);
+
+    await start();
+    await waitFor(async () => (await statuses(ids)).every((r) => r.status !== 'pending' && r.status !== 'running'), 60_000, 'every instance to finish');
+    for (const row of await statuses(ids)) {
+      expect(row).toMatchObject({ status: 'completed', answer: answerFor(row.input) });
+    }
+    const calls = await database.query<{ n: number }>('select count(*)::int as n from instance_calls where instance_id = any($1::uuid[]) group by instance_id', [ids]);
+    expect(calls.map((c) => c.n)).toEqual(ids.map(() => 2));
+    // Only a call in flight at the kill may have been answered twice.
+    for (const [prompt, times] of answeredTwice(fake)) {
+      expect(times[0], prompt).toBeGreaterThan(killedAt - 1_000);
+    }
+  }, 120_000);
+
+  it('three processes share 300 instances while one is killed: all complete, each call checkpointed once, none ran in two places', async () => {
+    fake.reset();
+    fake.setDefault({ kind: 'delay', ms: 20 });
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++) ids.push(await pending(`shared question ${i}`));
+    const [victim] = [await start(), await start(), await start()];
+    await notify();
+    await waitFor(async () => {
+      const [row] = await database.query<{ n: number }>(`select count(*)::int as n from instances where id = any($1::uuid[]) and status = 'completed'`, [ids]);
+      return row!.n >= 60;
+    }, 60_000, 'a fifth of the instances');
+    await victim!.kill();
+    const killedAt = Date.now();
+    await waitFor(async () => (await statuses(ids)).every((r) => r.status === 'completed' || r.status === 'failed'), 120_000, 'every instance to finish');
+    const rows = await statuses(ids);
+    for (const row of rows) expect(row).toMatchObject({ status: 'completed', answer: answerFor(row.input) });
+    const [calls] = await database.query<{ n: number; instances: number }>(
+      'select count(*)::int as n, count(distinct instance_id)::int as instances from instance_calls where instance_id = any($1::uuid[])',
+      [ids],
+    );
+    expect(calls).toEqual({ n: 600, instances: 300 });
+    // Vendor requests per instance: its two calls, plus at most the one in flight when its process died.
+    const perInput = new Map<string, number>();
+    for (const r of fake.requests) {
+      const input = /^Question: (shared question \d+)\n/.exec(promptOf(r))?.[1];
+      if (input) perInput.set(input, (perInput.get(input) ?? 0) + 1);
+    }
+    for (const row of rows) expect(perInput.get(row.input), row.input).toBeLessThanOrEqual(row.attempts > 1 ? 3 : 2);
+    for (const [prompt, times] of answeredTwice(fake)) expect(times[0], prompt).toBeGreaterThan(killedAt - 1_000);
+    expect(rows.filter((r) => r.attempts > 1).length).toBeLessThanOrEqual(4);
+  }, 240_000);
+});
