@@ -10,6 +10,7 @@ import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
 import providers from './plugins/providers.js';
 import ladders from './plugins/ladders.js';
+import instanceEvents from './plugins/instance-events.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import catalogRoute from './routes/providers/catalog.js';
@@ -18,6 +19,7 @@ import chatRoutes from './routes/chat/index.js';
 import validateRoutes from './routes/validate/index.js';
 import ladderRoutes from './routes/ladders/index.js';
 import ladderChatRoutes from './routes/ladders/chat.js';
+import pipelineEventRoutes from './routes/pipelines/events.js';
 
 export type AppOptions = InfrastructureOptions;
 
@@ -30,6 +32,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(auth);
   await fastify.register(providers);
   await fastify.register(ladders);
+  await fastify.register(instanceEvents);
   await fastify.register(openapi);
 
   // Public: no authentication.
@@ -44,6 +47,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(providerRoutes, { prefix: '/v1/providers' });
     await authed.register(chatRoutes, { prefix: '/v1/chat' });
     await authed.register(validateRoutes, { prefix: '/v1/validate' });
+    await authed.register(pipelineEventRoutes, { prefix: '/v1/pipelines' });
     // /v1/{author}/...: static paths above win over these parametric ones.
     await authed.register(ladderRoutes, { prefix: '/v1' });
     await authed.register(ladderChatRoutes, { prefix: '/v1' });

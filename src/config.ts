@@ -39,6 +39,9 @@ const EnvSchema = Type.Object({
   LADDER_MAX_CONCURRENT_CALLS: Int(1, 256, 8),
   UNKNOWN_MODEL_PRICE_INPUT: Type.Number({ minimum: 0, default: 10 }),
   UNKNOWN_MODEL_PRICE_OUTPUT: Type.Number({ minimum: 0, default: 30 }),
+  SSE_MAX_STREAMS: Int(1, 100_000, 200),
+  SSE_POLL_MS: Int(20, 60_000, 250),
+  SSE_KEEPALIVE_MS: Int(100, 600_000, 15_000),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -77,6 +80,15 @@ export interface Config {
     maxRunMs: number;
     maxConcurrentCalls: number;
     unknownModelPrice: { input: number; output: number };
+  };
+  /** Live event streams of instances (GET /v1/pipelines/instances/{id}/events). */
+  events: {
+    /** Streams one process serves at once; more get 503. Default 200. */
+    maxStreams: number;
+    /** How often a stream reads new events when no notice woke it. Default 250 ms. */
+    pollMs: number;
+    /** Interval of `: keep-alive` comments on a quiet stream. Default 15 s. */
+    keepAliveMs: number;
   };
 }
 
@@ -120,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConcurrentCalls: parsed.LADDER_MAX_CONCURRENT_CALLS,
       unknownModelPrice: { input: parsed.UNKNOWN_MODEL_PRICE_INPUT, output: parsed.UNKNOWN_MODEL_PRICE_OUTPUT },
     },
+    events: { maxStreams: parsed.SSE_MAX_STREAMS, pollMs: parsed.SSE_POLL_MS, keepAliveMs: parsed.SSE_KEEPALIVE_MS },
   };
 }
 
