@@ -8,6 +8,7 @@ import requestLog from './plugins/request-log.js';
 import infrastructure, { type InfrastructureOptions } from './plugins/infrastructure.js';
 import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
+import webUi from './plugins/web-ui.js';
 import providers from './plugins/providers.js';
 import ladders from './plugins/ladders.js';
 import instanceEvents from './plugins/instance-events.js';
@@ -37,6 +38,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
 
   // Public: no authentication.
   await fastify.register(healthRoutes);
+  await fastify.register(webUi);
   await fastify.register(catalogRoute, { prefix: '/v1/providers' });
 
   await fastify.register(adminRoutes, { prefix: '/v1/admin' });
