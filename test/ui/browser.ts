@@ -1,7 +1,6 @@
 // Browser tests drive the real web UI in Chromium (playwright-core, headless) against the real
 // app on a plain-HTTP port, with a fake OpenAI behind it. Outside CI they are skipped when
 // Chromium is not installed; in CI they must run.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,21 +10,16 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import app from '../../src/app.js';
 import type { Database } from '../../src/db/client.js';
 import { fastifyOptions } from '../../src/server-options.js';
-import { webUiFolder } from '../../src/plugins/web-ui.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { testConfig } from '../helpers/build.js';
 import { pipelinesStub } from '../helpers/pipelines-stub.js';
+import { ensureUiBuilt } from '../helpers/web-ui.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const browserMissing = !existsSync(CHROMIUM);
 if (browserMissing && process.env.CI) throw new Error(`Browser tests need Chromium at ${CHROMIUM} in CI (.ci/run installs it).`);
 if (browserMissing) console.warn(`Skipping browser tests: no Chromium at ${CHROMIUM} (install it, or set CHROMIUM_PATH).`);
-
-/** The UI must be built (npm test builds it; a single test file run may not have). */
-export function ensureUiBuilt(): void {
-  if (!webUiFolder()) execFileSync('npm', ['run', '--silent', 'build:ui'], { stdio: 'inherit' });
-}
 
 export interface UiApp {
   base: string;

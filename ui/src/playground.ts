@@ -53,7 +53,7 @@ interface Knob {
 
 export function playgroundPage(main: HTMLElement): () => void {
   const saved = JSON.parse(sessionStorage.getItem(STORE) ?? '{}') as Record<string, string>;
-  const editor = h('textarea', { id: 'config', name: 'config', rows: 22, spellcheck: 'false', autocapitalize: 'off', 'aria-describedby': 'config-help config-status', class: 'code' });
+  const editor = h('textarea', { id: 'config', name: 'config', rows: 22, wrap: 'off', spellcheck: 'false', autocapitalize: 'off', 'aria-describedby': 'config-help config-status', class: 'code' });
   editor.value = saved.config ?? EXAMPLE;
   const status = h('p', { id: 'config-status', role: 'status', class: 'help' });
   const errorList = h('ol', { id: 'config-errors', class: 'problems', 'aria-label': 'Problems in the config' });
@@ -177,6 +177,8 @@ export function playgroundPage(main: HTMLElement): () => void {
   function renderKnobs(config: unknown): void {
     const knobs = (config as { knobs?: Record<string, Knob> } | null)?.knobs;
     const entries = Object.entries(knobs && typeof knobs === 'object' ? knobs : {}).filter(([, k]) => Array.isArray(k?.steps) && k.steps.length > 0);
+    // Only knobs this config declares are sent with a run.
+    for (const id of [...knobValues.keys()]) if (!entries.some(([k]) => k === id)) knobValues.delete(id);
     if (entries.length === 0) {
       replaceChildren(knobBox, h('p', { class: 'help' }, 'This config declares no knobs.'));
       return;
@@ -200,7 +202,6 @@ export function playgroundPage(main: HTMLElement): () => void {
         h('label', { for: `knob-${id}` }, `${knob.name ?? id} `, h('span', { class: 'muted' }, `(${knob.type ?? 'knob'}, ${steps[0]!.value} to ${steps.at(-1)!.value})`)),
         slider, output);
     }));
-    for (const id of [...knobValues.keys()]) if (!entries.some(([k]) => k === id)) knobValues.delete(id);
   }
 
   const scheduleCheck = debounce(() => {
