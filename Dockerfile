@@ -7,6 +7,10 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.json
+# The web UI (served at /ui/): compiled to dist/web with the yaml parser's browser build.
+COPY ui ./ui
+COPY scripts/build-ui.mjs ./scripts/
+RUN npm run build:ui
 
 # Runtime stage: production dependencies and compiled code only, as a non-root user.
 FROM node:22-bookworm-slim
@@ -18,6 +22,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/web ./dist/web
 COPY migrations ./migrations
 RUN mkdir -p /data && chown node:node /data
 USER node
