@@ -78,7 +78,7 @@ export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, a
         const row = await deps.instances.get(id);
         if (!row) return void out.end();
         if (FINISHED.has(row.status)) batch = await deps.events.after(id, last);
-        if (batch.length === 0 && row && FINISHED.has(row.status)) {
+        if (batch.length === 0 && FINISHED.has(row.status)) {
           finishedSince ??= Math.min(Date.now(), (row.finishedAt ?? new Date()).getTime());
           if (Date.now() - finishedSince >= graceMs) return await synthesiseEnd(row);
         }
