@@ -12,6 +12,10 @@ RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.json && chmod 755 dist/src/cli/admin.js
+# The web UI (served at /ui/): compiled to dist/web with the yaml parser's browser build.
+COPY ui ./ui
+COPY scripts/build-ui.mjs ./scripts/
+RUN npm run build:ui
 
 # Runtime stage: production dependencies and compiled code only, as a non-root user.
 FROM node:${NODE_VERSION}-bookworm-slim
@@ -23,6 +27,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/web ./dist/web
 COPY migrations ./migrations
 # /data holds the database (and, by default, the generated certificate and encryption key);
 # /secrets is where ENCRYPTION_KEY_FILE can keep the key apart from the data it protects.

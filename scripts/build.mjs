@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Compiles src/, test/ and bench/ into dist/ with `tsc -b`, which rebuilds only when an
-// input is newer than its last build, then makes the ladder-admin bin executable (tsc
-// writes mode 644). `--if-stale` first compares modification times itself, which answers
+// Compiles src/, test/, bench/ and scripts/ into dist/ with `tsc -b`, which rebuilds only
+// when an input is newer than its last build, then the web UI (ui/, into dist/web), then
+// makes the ladder-admin bin executable (tsc writes mode 644). `--if-stale` first compares modification times itself, which answers
 // in milliseconds where starting tsc takes a second: `npm start` and `npm run admin` use it.
 // `--prepare` (after `npm ci`) is the same, and does nothing where TypeScript is not installed.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const buildInfo = path.join(root, 'dist', 'tsconfig.tsbuildinfo');
 const bin = path.join(root, 'dist', 'src', 'cli', 'admin.js');
-const inputs = ['src', 'test', 'bench', 'drizzle.config.ts', 'vitest.config.ts', 'tsconfig.json'];
+const webIndex = path.join(root, 'dist', 'web', 'index.html');
+const inputs = ['src', 'test', 'bench', 'scripts', 'ui', 'drizzle.config.ts', 'vitest.config.ts', 'tsconfig.json'];
 
 /** Newest modification time among the inputs; folders count too, so a deleted file is noticed. */
 function newestInput() {
@@ -29,7 +30,7 @@ function newestInput() {
 }
 
 function upToDate() {
-  return existsSync(buildInfo) && existsSync(bin) && statSync(buildInfo).mtimeMs >= newestInput();
+  return existsSync(buildInfo) && existsSync(bin) && existsSync(webIndex) && statSync(buildInfo).mtimeMs >= newestInput();
 }
 
 if (!((process.argv.includes('--if-stale') || process.argv.includes('--prepare')) && upToDate())) {
@@ -42,7 +43,17 @@ if (!((process.argv.includes('--if-stale') || process.argv.includes('--prepare')
     process.stderr.write('dist/ is missing or older than the sources, and TypeScript is not installed: run `npm ci` (with dev dependencies), then `npm run build`.\n');
     process.exit(1);
   }
-  const result = spawnSync(process.execPath, [tsc, '-b', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  const steps = [
+    [tsc, '-b', path.join(root, 'tsconfig.json')],
+    [tsc, '-p', path.join(root, 'ui', 'tsconfig.json')],
+    [path.join(root, 'scripts', 'build-ui.mjs')],
+  ];
+  for (const args of steps) {
+    const result = spawnSync(process.execPath, args, { stdio: 'inherit' });
+    if (result.status !== 0) process.exit(result.status ?? 1);
+  }
+  // tsc -b may have had nothing to do; the build info's time is what --if-stale compares.
+  const now = new Date();
+  if (existsSync(buildInfo)) utimesSync(buildInfo, now, now);
 }
 chmodSync(bin, 0o755);

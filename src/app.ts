@@ -8,10 +8,12 @@ import requestLog from './plugins/request-log.js';
 import infrastructure, { type InfrastructureOptions } from './plugins/infrastructure.js';
 import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
+import webUi from './plugins/web-ui.js';
 import providers from './plugins/providers.js';
 import ladders from './plugins/ladders.js';
 import quotas, { type QuotaOptions } from './plugins/quotas.js';
 import worker from './plugins/worker.js';
+import instanceEvents from './plugins/instance-events.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import catalogRoute from './routes/providers/catalog.js';
@@ -25,6 +27,7 @@ import pipelineStartRoute from './routes/pipelines/start.js';
 import pipelineReadRoutes from './routes/pipelines/read.js';
 import pipelineCancelRoute from './routes/pipelines/cancel.js';
 import usageRoutes from './routes/usage/index.js';
+import pipelineEventRoutes from './routes/pipelines/events.js';
 
 export type AppOptions = InfrastructureOptions & QuotaOptions;
 
@@ -39,10 +42,12 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(providers);
   await fastify.register(ladders);
   await fastify.register(worker);
+  await fastify.register(instanceEvents);
   await fastify.register(openapi);
 
   // Public: no authentication.
   await fastify.register(healthRoutes);
+  await fastify.register(webUi);
   await fastify.register(catalogRoute, { prefix: '/v1/providers' });
 
   // Without ADMIN_TOKEN the admin API does not exist, as far as anyone can tell: no routes.
@@ -59,6 +64,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(pipelineStartRoute, { prefix: '/v1/pipelines' });
     await authed.register(pipelineReadRoutes, { prefix: '/v1/pipelines' });
     await authed.register(pipelineCancelRoute, { prefix: '/v1/pipelines' });
+    await authed.register(pipelineEventRoutes, { prefix: '/v1/pipelines' });
     await authed.register(usageRoutes, { prefix: '/v1/usage' });
     // /v1/{author}/...: static paths above win over these parametric ones.
     await authed.register(ladderRoutes, { prefix: '/v1' });

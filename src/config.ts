@@ -63,6 +63,9 @@ const EnvSchema = Type.Object({
   RUN_MAX_ATTEMPTS: Int(1, 100, 3),
   INSTANCE_RETENTION_DAYS: Int(0, 36_500, 30),
   RETENTION_INTERVAL_MS: Int(1_000, 86_400_000, 3_600_000),
+  SSE_MAX_STREAMS: Int(1, 100_000, 200),
+  SSE_POLL_MS: Int(20, 60_000, 250),
+  SSE_KEEPALIVE_MS: Int(100, 600_000, 15_000),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -142,6 +145,15 @@ export interface Config {
     retentionDays: number;
     retentionIntervalMs: number;
   };
+  /** Live event streams of instances (GET /v1/pipelines/instances/{id}/events). */
+  events: {
+    /** Streams one process serves at once; more get 503. Default 200. */
+    maxStreams: number;
+    /** How often a stream reads new events when no notice woke it. Default 250 ms. */
+    pollMs: number;
+    /** Interval of `: keep-alive` comments on a quiet stream. Default 15 s. */
+    keepAliveMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -208,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionDays: parsed.INSTANCE_RETENTION_DAYS,
       retentionIntervalMs: parsed.RETENTION_INTERVAL_MS,
     },
+    events: { maxStreams: parsed.SSE_MAX_STREAMS, pollMs: parsed.SSE_POLL_MS, keepAliveMs: parsed.SSE_KEEPALIVE_MS },
   };
 }
 

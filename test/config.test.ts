@@ -38,6 +38,12 @@ describe('loadConfig', () => {
       retentionDays: 30,
       retentionIntervalMs: 3_600_000,
     });
+    expect(config.events).toEqual({ maxStreams: 200, pollMs: 250, keepAliveMs: 15_000 });
+  });
+
+  it('reads the event-stream settings and refuses a bad one by name', () => {
+    expect(loadConfig({ SSE_MAX_STREAMS: '5', SSE_POLL_MS: '100', SSE_KEEPALIVE_MS: '2000' }).events).toEqual({ maxStreams: 5, pollMs: 100, keepAliveMs: 2000 });
+    expect(() => loadConfig({ SSE_MAX_STREAMS: '0' })).toThrow(/SSE_MAX_STREAMS="0": must be a whole number from 1 to 100000/);
   });
 
   it('reads every setting it is given', () => {

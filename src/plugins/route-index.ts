@@ -54,7 +54,8 @@ export function createRouteIndex() {
         .replace(/\*/g, '.*');
       const fixed = !/[:*]/.test(url);
       if (fixed) fixedUrls.add(url.replace(/\/$/, ''));
-      routes.push({ url, methods: new Set(methods), regex: new RegExp(`^${source}/?$`), fixed });
+      // A fixed path is its own exactly (`/ui` is not `/ui/`, which `/ui/*` serves); a parametric one also with a trailing slash.
+      routes.push({ url, methods: new Set(methods), regex: new RegExp(fixed ? `^${source}$` : `^${source}/?$`), fixed });
     },
 
     /** The methods registered for `path`; empty when no route has it at all. */

@@ -16,7 +16,7 @@
  * of the reply, total = their sum. Requests with a wrong path, missing/wrong key or missing
  * required fields get the vendor's own 4xx error body, exactly like the real API would.
  *
- * Steps (Script): reply (scripted content/finish/usage), tool-call (the model calls tools, in the
+ * Steps (Script): reply (scripted content/finish/usage, optionally after delayMs), tool-call (the model calls tools, in the
  * vendor's own form: OpenAI tool_calls, Anthropic tool_use blocks, Gemini functionCall parts), error (status with the vendor's error
  * body, optional retry-after), delay (wait, then echo), reset (TCP reset, no response),
  * malformed (200 with invalid JSON), wrong-shape (200, valid JSON, not the vendor's shape),
@@ -31,7 +31,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 export type Script =
-  | { kind: 'reply'; content: string; finish?: string; usage?: { prompt: number; completion: number } }
+  | { kind: 'reply'; content: string; finish?: string; usage?: { prompt: number; completion: number }; delayMs?: number }
   | { kind: 'tool-call'; calls: FakeToolCall[]; content?: string }
   | { kind: 'error'; status: number; message?: string; retryAfter?: string }
   | { kind: 'delay'; ms: number }
@@ -164,13 +164,18 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
     };
     if (!step) return sendJson(res, 200, dialect.success(echo(), recorded, n));
     switch (step.kind) {
-      case 'reply':
-        return sendJson(res, 200, dialect.success({
+      case 'reply': {
+        const send = () => sendJson(res, 200, dialect.success({
           content: step.content,
           finish: step.finish,
           prompt: step.usage?.prompt ?? 0,
           completion: step.usage?.completion ?? step.content.length,
         }, recorded, n));
+        if (!step.delayMs) return send();
+        const timer = setTimeout(send, step.delayMs);
+        res.on('close', () => clearTimeout(timer));
+        return;
+      }
       case 'tool-call':
         return sendJson(res, 200, dialect.success({
           content: step.content ?? '',

@@ -1,0 +1,116 @@
+// Feeds one SSE stream from the database: the recorded events after the client's last one,
+// then new ones as they are written (woken by a NOTIFY, or found by polling), until the
+// terminal event, whose data is the instance as GET shows it. Events come from the table, not
+// from memory, so it does not matter which process runs the instance.
+import type { PassThrough } from 'node:stream';
+import type { InstanceRow, InstanceService } from '../../services/instances.js';
+import { TERMINAL_EVENT_TYPES, type EventWakeups, type InstanceEvent, type InstanceEventReader } from '../../services/instance-events.js';
+import { historyFromTrace } from './history-from-trace.js';
+import { instanceView } from './views.js';
+
+export interface EventStreamDeps {
+  events: InstanceEventReader;
+  instances: Pick<InstanceService, 'get'>;
+  wakeups: EventWakeups;
+  pollMs: number;
+  keepAliveMs: number;
+}
+
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+const TERMINAL_OF: Record<string, string> = { completed: 'instance.completed', failed: 'instance.failed', cancelled: 'instance.cancelled' };
+
+/** One SSE message; JSON has no raw newlines, so `data` is always a single line. */
+export function sseMessage(id: number, event: string, data: unknown): string {
+  return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * Writes the stream of `instance` after event `after` into `out` and ends it after the terminal
+ * event. Stops (without ending `out`) when `signal` aborts: the client left or the server closes.
+ */
+export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, after: number, out: PassThrough, signal: AbortSignal): Promise<void> {
+  const id = instance.id;
+  // A writer that finishes the row and writes the terminal event in separate transactions gets
+  // this long to write the event before the stream makes one up from the row.
+  const graceMs = Math.max(1000, 4 * deps.pollMs);
+  let last = after;
+  let finishedSince: number | null = null;
+  let lastWrite = Date.now();
+  const write = (chunk: string) => {
+    out.write(chunk);
+    lastWrite = Date.now();
+  };
+
+  let wake: (() => void) | null = null;
+  const unwatch = deps.wakeups.watch(id, () => wake?.());
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      wake = done;
+      signal.addEventListener('abort', done, { once: true });
+    });
+
+  const finish = async (seq: number, type: string) => {
+    let row = await deps.instances.get(id);
+    // The terminal event can land just before the row's final update; give the row a moment.
+    for (const start = Date.now(); row && !FINISHED.has(row.status) && Date.now() - start < graceMs && !signal.aborted; ) {
+      await pause(deps.pollMs);
+      row = await deps.instances.get(id);
+    }
+    if (signal.aborted) return;
+    if (row) write(sseMessage(seq, type, instanceView(row)));
+    out.end();
+  };
+
+  try {
+    write(`retry: ${Math.max(1000, deps.pollMs * 4)}\n\n`);
+    while (!signal.aborted) {
+      let batch = await deps.events.after(id, last);
+      if (batch.length === 0) {
+        // Row first, then events: a writer that commits the terminal event with the row's final
+        // status is then always seen by the second read.
+        const row = await deps.instances.get(id);
+        if (!row) return void out.end();
+        if (FINISHED.has(row.status)) batch = await deps.events.after(id, last);
+        if (batch.length === 0 && FINISHED.has(row.status)) {
+          finishedSince ??= Math.min(Date.now(), (row.finishedAt ?? new Date()).getTime());
+          if (Date.now() - finishedSince >= graceMs) return await synthesiseEnd(row);
+        }
+      }
+      if (signal.aborted) return;
+      for (const event of batch) {
+        if (TERMINAL_EVENT_TYPES.has(event.type)) return await finish(event.seq, event.type);
+        write(sseMessage(event.seq, event.type, eventData(event)));
+        last = event.seq;
+      }
+      if (batch.length === deps.events.pageSize) continue;
+      if (Date.now() - lastWrite >= deps.keepAliveMs) write(': keep-alive\n\n');
+      await pause(Math.min(deps.pollMs, Math.max(1, deps.keepAliveMs - (Date.now() - lastWrite))));
+    }
+  } finally {
+    unwatch();
+  }
+
+  /** A finished run without a terminal event: its history from the trace if it has no events at all, then the end. */
+  async function synthesiseEnd(row: InstanceRow): Promise<void> {
+    let seq = last;
+    if ((await deps.events.after(id, 0, 1)).length === 0) {
+      const history = historyFromTrace(row);
+      history.forEach((event, i) => {
+        if (i + 1 > last) write(sseMessage(i + 1, event.type, { ...event.data, at: event.at.toISOString() }));
+      });
+      seq = Math.max(last, history.length);
+    }
+    await finish(seq + 1, TERMINAL_OF[row.status]!);
+  }
+}
+
+function eventData(event: InstanceEvent): Record<string, unknown> {
+  return { ...event.data, at: event.createdAt.toISOString() };
+}
