@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import errors from './plugins/errors.js';
 import requestLog from './plugins/request-log.js';
 import infrastructure, { type InfrastructureOptions } from './plugins/infrastructure.js';
+import metrics from './plugins/metrics.js';
 import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
 import providers from './plugins/providers.js';
@@ -13,6 +14,7 @@ import ladders from './plugins/ladders.js';
 import quotas, { type QuotaOptions } from './plugins/quotas.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
+import metricsRoute from './routes/metrics/index.js';
 import catalogRoute from './routes/providers/catalog.js';
 import providerRoutes from './routes/providers/index.js';
 import chatRoutes from './routes/chat/index.js';
@@ -32,6 +34,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(errors);
   await fastify.register(requestLog);
   await fastify.register(infrastructure, options);
+  await fastify.register(metrics); // metrics: before the services that count through it
   await fastify.register(auth);
   await fastify.register(quotas, { clock: options.clock }); // quotas: limits, spend, usage ledger
   await fastify.register(providers);
@@ -40,6 +43,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
 
   // Public: no authentication.
   await fastify.register(healthRoutes);
+  await fastify.register(metricsRoute); // GET /metrics, only with METRICS_TOKEN (docs/metrics.md)
   await fastify.register(catalogRoute, { prefix: '/v1/providers' });
 
   await fastify.register(adminRoutes, { prefix: '/v1/admin' });

@@ -46,6 +46,9 @@ const EnvSchema = Type.Object({
   USAGE_FLUSH_MS: Int(10, 600_000, 1000),
   USAGE_FLUSH_ROWS: Int(1, 100_000, 500),
   QUOTA_SHARES_PER_WINDOW: Int(1, 1000, 10),
+  // Prometheus metrics (docs/metrics.md).
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -95,6 +98,13 @@ export interface Config {
     /** A rate limit's window is handed out to processes in shares of about limit / this. */
     sharesPerWindow: number;
   };
+  /** Prometheus metrics (docs/metrics.md); with neither set, nothing is collected. */
+  metrics: {
+    /** GET /metrics on the main listener, behind `Authorization: Bearer <token>`. */
+    token: string | null;
+    /** A plain-HTTP listener on 127.0.0.1 serving /metrics without auth (0: any free port). */
+    port: number | null;
+  };
 }
 
 export class ConfigError extends Error {
@@ -143,7 +153,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       flushRows: parsed.USAGE_FLUSH_ROWS,
       sharesPerWindow: parsed.QUOTA_SHARES_PER_WINDOW,
     },
+    metrics: metricsSettings(parsed),
   };
+}
+
+function metricsSettings(env: Env): Config['metrics'] {
+  const port = env.METRICS_PORT ?? null;
+  if (port !== null && port !== 0 && port === env.PORT) {
+    throw new ConfigError(`Invalid configuration:\n  METRICS_PORT=${port}: must differ from PORT`);
+  }
+  return { token: env.METRICS_TOKEN ?? null, port };
 }
 
 function priceOverrides(file: string): Record<string, ModelPrice> {
@@ -169,7 +188,7 @@ function parseEnv<T extends TSchema>(schema: T, raw: Record<string, string>): St
   const withDefaults = Value.Default(schema, Value.Convert(schema, { ...raw }));
   const problems = [...Value.Errors(schema, withDefaults)].map((e) => {
     const name = e.path.replace(/^\//, '');
-    const shown = name === 'ADMIN_TOKEN' || name.startsWith('ENCRYPTION_KEY') ? '(hidden)' : JSON.stringify(raw[name]);
+    const shown = name === 'ADMIN_TOKEN' || name === 'METRICS_TOKEN' || name.startsWith('ENCRYPTION_KEY') ? '(hidden)' : JSON.stringify(raw[name]);
     return `${name}=${shown}: ${describe(e.schema, e.message)}`;
   });
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

@@ -7,6 +7,7 @@ import app from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loadTlsMaterial } from './crypto/data-dir-secrets.js';
 import type { Database } from './db/client.js';
+import { listenMetrics } from './metrics/listener.js';
 import { fastifyOptions } from './server-options.js';
 import { createHttpsOnlyServer, httpsRequired } from './transport/https-only.js';
 
@@ -14,6 +15,8 @@ export interface RunningServer {
   app: FastifyInstance;
   /** The base URL, e.g. https://127.0.0.1:8443 */
   url: string;
+  /** The METRICS_PORT listener, e.g. http://127.0.0.1:9464; null when METRICS_PORT is unset. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -51,7 +54,24 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return { app: fastify, url: `${tls ? 'https' : 'http'}://${host}:${port}`, close: () => fastify.close() };
+  // metrics: the local plain-HTTP listener (METRICS_PORT), closed before the app
+  const metrics = config.metrics.port === null ? null : await startMetricsListener(fastify, config.metrics.port);
+  const close = async () => {
+    await metrics?.close();
+    await fastify.close();
+  };
+  return { app: fastify, url: `${tls ? 'https' : 'http'}://${host}:${port}`, metricsUrl: metrics?.url ?? null, close };
+}
+
+async function startMetricsListener(fastify: FastifyInstance, port: number) {
+  try {
+    const listener = await listenMetrics(fastify.metrics, port, (err) => fastify.log.warn({ err }, 'metrics scrape failed'));
+    fastify.log.info(`Metrics listening at ${listener.url}/metrics`);
+    return listener;
+  } catch (error) {
+    await fastify.close();
+    throw error;
+  }
 }
 
 /**

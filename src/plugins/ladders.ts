@@ -2,6 +2,7 @@
 // that executes a ladder through the caller's provider connections.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { instrumentRunner } from '../metrics/instrument-runner.js';
 import { createInstanceService, type InstanceService } from '../services/instances.js';
 import { createLadderRunner, type LadderRunner } from '../services/ladder-runs.js';
 import { createLadderService, type LadderService } from '../services/ladders.js';
@@ -24,7 +25,7 @@ async function laddersPlugin(app: FastifyInstance) {
   app.decorate('runNotices', createRunNotices(app.database));
   app.decorate(
     'ladderRunner',
-    createLadderRunner({
+    instrumentRunner(createLadderRunner({ // metrics: counts the synchronous runs
       instances,
       connections: app.connections,
       route: (request, connections, signal, log) => app.providerRouter.call(request, connections, signal, log),
@@ -38,8 +39,8 @@ async function laddersPlugin(app: FastifyInstance) {
       },
       prices: app.prices,
       metering: app.metering, // quotas: limits and the usage ledger for every model call
-    }),
+    }), app.metrics),
   );
 }
 
-export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers', 'quotas'] });
+export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers', 'quotas', 'metrics'] });

@@ -42,6 +42,8 @@ export interface ProviderRouter {
   /** `log` replaces the router's logger for this call (e.g. a request's, to carry its id). */
   call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
   close(): Promise<void>;
+  /** A connection's circuit, as the breaker sees it now (read by metrics at scrape time). */
+  circuitState(connectionId: string): ReturnType<CircuitBreaker['state']>;
 }
 
 /** An ApiError that also says what was tried, so the route can still set its headers. */
@@ -218,6 +220,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   return {
     call,
     close: () => transport.close(),
+    circuitState: (connectionId) => breaker.state(connectionId), // metrics: circuit gauges
   };
 }
 
