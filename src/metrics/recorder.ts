@@ -124,15 +124,17 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const overheadChildren = new Map<string, Histogram.Internal<string>>();
   const attemptChildren = new Map<string, { count: Counter.Internal; duration: Histogram.Internal<string> }>();
 
+  // Series of known label sets exist at zero from the start, so rate() sees their first increase.
+  const zeroed = (child: Counter.Internal) => (child.inc(0), child);
   const runChildren = new Map<string, Counter.Internal>();
   for (const mode of ['sync', 'async'] as const) {
-    for (const status of ['completed', 'failed', 'cancelled'] as const) runChildren.set(`${mode}:${status}`, runs.labels(mode, status));
+    for (const status of ['completed', 'failed', 'cancelled'] as const) runChildren.set(`${mode}:${status}`, zeroed(runs.labels(mode, status)));
   }
   const callChildren = {
-    direct: { ok: modelCalls.labels('direct', 'ok'), error: modelCalls.labels('direct', 'error'), spend: spend.labels('direct') },
-    ladder: { ok: modelCalls.labels('ladder', 'ok'), error: modelCalls.labels('ladder', 'error'), spend: spend.labels('ladder') },
+    direct: { ok: zeroed(modelCalls.labels('direct', 'ok')), error: zeroed(modelCalls.labels('direct', 'error')), spend: zeroed(spend.labels('direct')) },
+    ladder: { ok: zeroed(modelCalls.labels('ladder', 'ok')), error: zeroed(modelCalls.labels('ladder', 'error')), spend: zeroed(spend.labels('ladder')) },
   };
-  for (const provider of providers) attemptChild(provider, 'ok', 'none');
+  for (const provider of providers) zeroed(attemptChild(provider, 'ok', 'none').count);
 
   function attemptChild(provider: string, outcome: (typeof OUTCOMES)[number], reason: string) {
     const key = `${provider}:${outcome}:${reason}`;

@@ -133,9 +133,10 @@ function parseSample(line: string, n: number): Sample {
 }
 
 function parseValue(text: string, n: number): number {
-  if (text === '+Inf' || text === 'Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  // As Prometheus reads them (Go's ParseFloat): any case, so prom-client's `Nan` is accepted.
+  if (/^\+?inf(inity)?$/i.test(text)) return Infinity;
+  if (/^-inf(inity)?$/i.test(text)) return -Infinity;
+  if (/^nan$/i.test(text)) return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) throw new ExpositionError(`line ${n}: bad value ${JSON.stringify(text)}`);
   return Number(text);
 }
