@@ -31,7 +31,7 @@ const m = (name: string, type: MetricType, labels: readonly string[], help: stri
 export const METRICS = {
   httpRequests: m('http_requests_total', 'counter', ['method', 'route', 'status'], 'HTTP requests answered, by method, route pattern and status code.'),
   httpDuration: m('http_request_duration_seconds', 'histogram', ['method', 'route'], 'Time from receiving a request to the end of its response.', REQUEST_BUCKETS),
-  overhead: m('http_overhead_seconds', 'histogram', ['route'], 'Time the service itself added to a request that called providers: its duration less the time spent waiting on vendors.', OVERHEAD_BUCKETS),
+  overhead: m('http_overhead_seconds', 'histogram', ['route'], 'Time the service itself added to a request that carries server-timing (direct chat completions): its duration less the time spent waiting on vendors.', OVERHEAD_BUCKETS),
   attempts: m('provider_attempts_total', 'counter', ['provider', 'outcome', 'reason'], 'Attempts at provider connections, by provider, outcome (ok, fallback, error, skipped) and reason.'),
   attemptDuration: m('provider_attempt_duration_seconds', 'histogram', ['provider', 'outcome'], 'Duration of attempts that reached a provider (skipped ones are not observed).', ATTEMPT_BUCKETS),
   circuitState: m('provider_circuit_state', 'gauge', ['provider'], 'Worst circuit of any connection of the provider: 0 closed, 1 half-open, 2 open.'),
