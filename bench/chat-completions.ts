@@ -5,8 +5,8 @@
 // Three processes, so no two of them share an event loop: this one (load generator), the
 // upstream, and the service as `npm start` runs it (dist/src/server.js, embedded database in
 // a temporary DATA_DIR). Settings: BENCH_DURATION (seconds per run, default 5),
-// BENCH_LOG_LEVEL (the service's LOG_LEVEL, default info as in production); NODE_OPTIONS is passed on to
-// the service, to try V8 settings.
+// BENCH_LOG_LEVEL (the service's LOG_LEVEL, default info as in production), BENCH_METRICS=1 (Prometheus
+// metrics on, through METRICS_TOKEN); NODE_OPTIONS is passed on to the service, to try V8 settings.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -62,6 +62,7 @@ async function startService(upstream: string, dataDir: string, adminToken: strin
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL,
     PROVIDER_BASE_URL_OPENAI: `${upstream}/v1`,
+    ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: randomBytes(24).toString('hex') } : {}),
   };
   // The log goes to /dev/null, as a process manager would ship it away: writing costs the service, reading it would cost us.
   const child = spawn(process.execPath, [path.join(here, '..', 'src', 'server.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });

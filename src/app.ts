@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import errors from './plugins/errors.js';
 import requestLog from './plugins/request-log.js';
 import infrastructure, { type InfrastructureOptions } from './plugins/infrastructure.js';
+import metrics from './plugins/metrics.js';
 import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
 import webUi from './plugins/web-ui.js';
@@ -16,6 +17,7 @@ import worker from './plugins/worker.js';
 import instanceEvents from './plugins/instance-events.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
+import metricsRoute from './routes/metrics/index.js';
 import catalogRoute from './routes/providers/catalog.js';
 import providerRoutes from './routes/providers/index.js';
 import chatRoutes from './routes/chat/index.js';
@@ -37,6 +39,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(errors);
   await fastify.register(requestLog);
   await fastify.register(infrastructure, options);
+  await fastify.register(metrics); // metrics: before the services that count through it
   await fastify.register(auth);
   await fastify.register(quotas, { clock: options.clock }); // quotas: limits, spend, usage ledger
   await fastify.register(providers);
@@ -48,6 +51,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   // Public: no authentication.
   await fastify.register(healthRoutes);
   await fastify.register(webUi);
+  await fastify.register(metricsRoute); // GET /metrics, only with METRICS_TOKEN (docs/metrics.md)
   await fastify.register(catalogRoute, { prefix: '/v1/providers' });
 
   // Without ADMIN_TOKEN the admin API does not exist, as far as anyone can tell: no routes.

@@ -66,6 +66,9 @@ const EnvSchema = Type.Object({
   SSE_MAX_STREAMS: Int(1, 100_000, 200),
   SSE_POLL_MS: Int(20, 60_000, 250),
   SSE_KEEPALIVE_MS: Int(100, 600_000, 15_000),
+  // Prometheus metrics (docs/metrics.md).
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -154,6 +157,13 @@ export interface Config {
     /** Interval of `: keep-alive` comments on a quiet stream. Default 15 s. */
     keepAliveMs: number;
   };
+  /** Prometheus metrics (docs/metrics.md); with neither set, nothing is collected. */
+  metrics: {
+    /** GET /metrics on the main listener, behind `Authorization: Bearer <token>`. */
+    token: string | null;
+    /** A plain-HTTP listener on 127.0.0.1 serving /metrics without auth (0: any free port). */
+    port: number | null;
+  };
 }
 
 export class ConfigError extends Error {
@@ -221,7 +231,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionIntervalMs: parsed.RETENTION_INTERVAL_MS,
     },
     events: { maxStreams: parsed.SSE_MAX_STREAMS, pollMs: parsed.SSE_POLL_MS, keepAliveMs: parsed.SSE_KEEPALIVE_MS },
+    metrics: metricsSettings(parsed),
   };
+}
+
+function metricsSettings(env: Env): Config['metrics'] {
+  const port = env.METRICS_PORT ?? null;
+  if (port !== null && port !== 0 && port === env.PORT) {
+    throw new ConfigError(`Invalid configuration:\n  METRICS_PORT=${port}: must differ from PORT`);
+  }
+  return { token: env.METRICS_TOKEN ?? null, port };
 }
 
 function priceOverrides(file: string): Record<string, ModelPrice> {
@@ -262,7 +281,7 @@ function parseEnv<T extends TSchema>(schema: T, raw: Record<string, string>): St
   const withDefaults = Value.Default(schema, Value.Convert(schema, { ...raw }));
   const problems = [...Value.Errors(schema, withDefaults)].map((e) => {
     const name = e.path.replace(/^\//, '');
-    const shown = name === 'ADMIN_TOKEN' || name.startsWith('ENCRYPTION_KEY') ? '(hidden)' : JSON.stringify(raw[name]);
+    const shown = name === 'ADMIN_TOKEN' || name === 'METRICS_TOKEN' || name.startsWith('ENCRYPTION_KEY') ? '(hidden)' : JSON.stringify(raw[name]);
     return `${name}=${shown}: ${describe(e.schema, e.message)}`;
   });
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { loadTlsMaterial } from './crypto/data-dir-secrets.js';
 import type { Database } from './db/client.js';
 import { loadEnvFile } from './env-file.js';
+import { listenMetrics } from './metrics/listener.js';
 import { fastifyOptions } from './server-options.js';
 import { answerOnlyInEnvelope } from './transport/envelope-only.js';
 import { startupReport } from './startup-report.js';
@@ -17,6 +18,8 @@ export interface RunningServer {
   app: FastifyInstance;
   /** The base URL, e.g. https://127.0.0.1:8443 */
   url: string;
+  /** The METRICS_PORT listener, e.g. http://127.0.0.1:9464; null when METRICS_PORT is unset. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -57,7 +60,24 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
   for (const line of startupReport(config, tls)) fastify.log.info(line);
-  return { app: fastify, url, close: () => fastify.close() };
+  // metrics: the local plain-HTTP listener (METRICS_PORT), closed before the app
+  const metrics = config.metrics.port === null ? null : await startMetricsListener(fastify, config.metrics.port);
+  const close = async () => {
+    await metrics?.close();
+    await fastify.close();
+  };
+  return { app: fastify, url, metricsUrl: metrics?.url ?? null, close };
+}
+
+async function startMetricsListener(fastify: FastifyInstance, port: number) {
+  try {
+    const listener = await listenMetrics(fastify.metrics, port, (err) => fastify.log.warn({ err }, 'metrics scrape failed'));
+    fastify.log.info(`Metrics listening at ${listener.url}/metrics`);
+    return listener;
+  } catch (error) {
+    await fastify.close();
+    throw error;
+  }
 }
 
 /**

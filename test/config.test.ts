@@ -104,6 +104,9 @@ describe('loadConfig', () => {
     [{ PROVIDER_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4999' }, 'REQUEST_TIMEOUT_MS="4999": must be at least PROVIDER_TIMEOUT_MS (5000)'],
     [{ WORKER_CONCURRENCY: '-1' }, 'WORKER_CONCURRENCY="-1": must be a whole number from 0 to 256'],
     [{ RUN_LEASE_MS: '10' }, 'RUN_LEASE_MS="10": must be a whole number from 1000 to 3600000'],
+    [{ METRICS_TOKEN: 'short-metrics' }, 'METRICS_TOKEN=(hidden): must be at least 16 characters long'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT="70000": must be a whole number from 0 to 65535'],
+    [{ PORT: '9464', METRICS_PORT: '9464' }, 'METRICS_PORT=9464: must differ from PORT'],
   ])('stops the boot naming the bad setting %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -119,5 +122,11 @@ describe('loadConfig', () => {
     expect(message).toContain('PORT="-1"');
     expect(message).toContain('ADMIN_TOKEN=(hidden)');
     expect(message).not.toContain('tiny-secret');
+  });
+
+  it('reads the metrics settings: off by default, a token, a local port', () => {
+    expect(loadConfig({}).metrics).toEqual({ token: null, port: null });
+    expect(loadConfig({ METRICS_TOKEN: 'metrics-token-0123456789', METRICS_PORT: '9464' }).metrics).toEqual({ token: 'metrics-token-0123456789', port: 9464 });
+    expect(loadConfig({ METRICS_PORT: '0' }).metrics.port).toBe(0);
   });
 });

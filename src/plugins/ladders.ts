@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { instrumentRunner } from '../metrics/instrument-runner.js';
 import { createInstanceService, type InstanceService } from '../services/instances.js';
 import { createLadderRunner, type LadderRunner } from '../services/ladder-runs.js';
 import { createLadderService, type LadderService } from '../services/ladders.js';
@@ -43,7 +44,7 @@ async function laddersPlugin(app: FastifyInstance) {
   app.decorate('runNotices', createRunNotices(app.database));
   app.decorate(
     'ladderRunner',
-    createLadderRunner({
+    instrumentRunner(createLadderRunner({ // metrics: counts the synchronous runs
       instances,
       startSync: (input, stepsTotal) => insertRunning(app.database, input, { holder, leaseMs: worker.leaseMs, stepsTotal }),
       executor,
@@ -59,10 +60,10 @@ async function laddersPlugin(app: FastifyInstance) {
         maxRunBytes: settings.maxRunBytes,
       },
       metering: app.metering, // quotas: limits and the usage ledger for every model call
-    }),
+    }), app.metrics),
   );
   // Sync runs still under way at close have lost their clients; their rows are failed or cancelled by then.
   app.addHook('onClose', () => leases.stop());
 }
 
-export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers', 'quotas'] });
+export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers', 'quotas', 'metrics'] });

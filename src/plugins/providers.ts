@@ -1,6 +1,7 @@
 // Services for direct model access: the caller's connections and the fallback router.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { instrumentRouter } from '../metrics/instrument-router.js';
 import { createProviderRouter, type ProviderRouter, type RouterLogger } from '../providers/router.js';
 import type { ChatRequest, ChatResult } from '../providers/types.js';
 import { createConnectionService, type ConnectionService } from '../services/provider-connections.js';
@@ -20,7 +21,8 @@ async function providers(app: FastifyInstance) {
     allowPrivateEndpoints: config.providers.allowPrivateEndpoints,
     cacheTtlMs: config.keyCacheTtlMs,
   });
-  const router = createProviderRouter({
+  // metrics: attempts and circuit states are counted around the router
+  const router = instrumentRouter(createProviderRouter({
     timeoutMs: config.providers.timeoutMs,
     requestTimeoutMs: config.providers.requestTimeoutMs,
     connectTimeoutMs: config.providers.connectTimeoutMs,
@@ -29,7 +31,7 @@ async function providers(app: FastifyInstance) {
     breaker: { failureThreshold: config.providers.breakerFailureThreshold, cooldownMs: config.providers.breakerCooldownMs },
     logger: app.log.child({ component: 'provider-router' }),
     maxResponseBytes: config.providers.maxResponseBytes,
-  });
+  }), app.metrics);
   app.decorate('connections', connections);
   app.decorate('providerRouter', router);
   app.decorate('callModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger) =>
@@ -38,4 +40,4 @@ async function providers(app: FastifyInstance) {
   app.addHook('onClose', () => router.close());
 }
 
-export default fp(providers, { name: 'providers', fastify: '5.x', dependencies: ['infrastructure'] });
+export default fp(providers, { name: 'providers', fastify: '5.x', dependencies: ['infrastructure', 'metrics'] });

@@ -48,10 +48,10 @@ async function quotas(app: FastifyInstance, options: QuotaOptions) {
   app.decorate('limitsStore', limits);
   app.decorate('quotaGate', gate);
   app.decorate('usageLedger', ledger);
-  app.decorate('metering', createMetering({ gate, ledger, prices, clock }));
+  app.decorate('metering', createMetering({ gate, ledger, prices, clock, observe: app.metrics.modelCall })); // metrics: calls and spend
   // onClose hooks run last-registered first, so this flush precedes the database's close,
   // and comes after in-flight requests have finished.
   app.addHook('onClose', () => ledger.close());
 }
 
-export default fp(quotas, { name: 'quotas', fastify: '5.x', dependencies: ['infrastructure'] });
+export default fp(quotas, { name: 'quotas', fastify: '5.x', dependencies: ['infrastructure', 'metrics'] });

@@ -41,6 +41,7 @@ async function workerPlugin(app: FastifyInstance) {
     leases: app.runLeases,
     loadRun: createRunLoader({ database: app.database, connections: app.connections }),
     metering: app.metering, // quotas: limits and the usage ledger for background runs too
+    metrics: app.metrics,
     notifyPending: () => app.runNotices.pendingCreated(),
     log,
   });

@@ -49,6 +49,8 @@ export interface ProviderRouter {
   /** The vendor's own model list for a connection (cached for a minute); null when it has none. */
   listModels(connection: ProviderConnection): Promise<VendorModel[] | null>;
   close(): Promise<void>;
+  /** A connection's circuit, as the breaker sees it now (read by metrics at scrape time). */
+  circuitState(connectionId: string): ReturnType<CircuitBreaker['state']>;
 }
 
 /** An ApiError that also says what was tried, so the route can still set its headers. */
@@ -252,6 +254,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     call,
     listModels: (connection) => modelLists.get(connection, targetFor(connection)),
     close: () => transport.close(),
+    circuitState: (connectionId) => breaker.state(connectionId), // metrics: circuit gauges
   };
 }
 

@@ -34,8 +34,17 @@ export interface LadderCallContext {
 
 const errorCode = (error: unknown) => (error instanceof ApiError ? error.code : 'internal_error');
 
-export function createMetering(deps: { gate: QuotaGate; ledger: Ledger; prices: PriceTable; clock: Clock }) {
-  const { gate, ledger, prices, clock } = deps;
+export interface MeteringDeps {
+  gate: QuotaGate;
+  ledger: Ledger;
+  prices: PriceTable;
+  clock: Clock;
+  /** Told of every metered call, for the metrics (docs/metrics.md). Default: nobody. */
+  observe?: (kind: 'direct' | 'ladder', ok: boolean, costUsd: number) => void;
+}
+
+export function createMetering(deps: MeteringDeps) {
+  const { gate, ledger, prices, clock, observe } = deps;
   const noUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
   async function metered(subject: QuotaSubject, request: ChatRequest, call: () => Promise<ChatResult>, ladder: Omit<LadderCallContext, 'subject'> | null) {
@@ -46,10 +55,12 @@ export function createMetering(deps: { gate: QuotaGate; ledger: Ledger; prices: 
       const costUsd = costOf(request.model, result.usage, prices);
       admission.settle(result.usage);
       ledger.record({ ...base, at: clock(), provider: result.provider, usage: result.usage, costUsd, outcome: 'ok' });
+      observe?.(ladder ? 'ladder' : 'direct', true, costUsd);
       return { result, costUsd, admission };
     } catch (error) {
       admission.settle(null);
       ledger.record({ ...base, at: clock(), provider: null, usage: noUsage, costUsd: 0, outcome: errorCode(error) });
+      observe?.(ladder ? 'ladder' : 'direct', false, 0);
       throw error;
     }
   }

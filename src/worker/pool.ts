@@ -32,6 +32,8 @@ export interface WorkerPoolOptions {
   loadRun: RunLoader;
   /** Quotas and the usage ledger: checked when a run starts, and around each model call. */
   metering?: Pick<Metering, 'checkRunStart' | 'ladderCall'>;
+  /** Metrics (docs/metrics.md): busy workers, and each background run's outcome. */
+  metrics?: { workerBusy(busy: number): void; runFinished(mode: 'async', status: 'completed' | 'failed' | 'cancelled'): void };
   /** Tells other processes a run was handed back. */
   notifyPending: () => Promise<void>;
   log: WorkerLogger;
@@ -57,10 +59,12 @@ export function createWorkerPool(options: WorkerPoolOptions) {
     });
     const tracked = run.finally(() => {
       active.delete(tracked);
+      options.metrics?.workerBusy(active.size);
       // A slot came free: more may be waiting.
       wake();
     });
     active.add(tracked);
+    options.metrics?.workerBusy(active.size);
   }
 
   async function runOne(row: ClaimedInstance): Promise<void> {
@@ -74,6 +78,7 @@ export function createWorkerPool(options: WorkerPoolOptions) {
     } catch (error) {
       const apiError = error instanceof ApiError ? error : internalError();
       await options.executor.failBeforeStart(held, apiError);
+      options.metrics?.runFinished('async', 'failed');
       log.info({ instance_id: row.id, status: 'failed', code: apiError.code }, 'background run could not start');
       return;
     }
@@ -90,6 +95,9 @@ export function createWorkerPool(options: WorkerPoolOptions) {
     });
     // Never the trace or any output: the code and counts say what happened.
     const line = { instance_id: row.id, attempt: row.attempts, duration_ms: Date.now() - started };
+    if (execution.outcome !== 'abandoned') {
+      options.metrics?.runFinished('async', execution.outcome === 'finished' ? 'completed' : execution.error.code === 'run_cancelled' ? 'cancelled' : 'failed');
+    }
     if (execution.outcome === 'finished') log.info({ ...line, status: 'completed', model_calls: execution.result.modelCalls }, 'background run finished');
     else if (execution.outcome === 'failed') {
       const status = execution.error.code === 'run_cancelled' ? 'cancelled' : 'failed';

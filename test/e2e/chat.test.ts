@@ -55,6 +55,8 @@ beforeAll(async () => {
     BREAKER_COOLDOWN_MS: '600000',
     // The ledger writes when a test asks it to, so the statement count below sees only requests.
     USAGE_FLUSH_MS: '600000',
+    // Metrics on: the hot-path checks below hold with them (docs/metrics.md).
+    METRICS_TOKEN: 'chat-e2e-metrics-token-0123',
   });
   // Quota windows are read from a clock that stays mid-minute, so no test crosses a window.
   server = await startServer(config, { logStream: logs, database, clock: () => QUOTA_NOW });

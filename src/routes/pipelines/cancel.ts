@@ -28,7 +28,10 @@ const cancelRoute: FastifyPluginAsyncTypebox = async (app) => {
     const { id } = request.params;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const cancelled = await app.instances.cancelPending(accountId, id, runCancelled());
-      if (cancelled) return instanceView(cancelled);
+      if (cancelled) {
+        app.metrics.runFinished('async', 'cancelled'); // metrics: a queued run ended before any worker took it
+        return instanceView(cancelled);
+      }
       const marked = await app.instances.requestCancel(accountId, id);
       if (marked) {
         await app.runNotices.cancelRequested(id).catch((err: unknown) => request.log.warn({ err }, 'cancel notice failed'));

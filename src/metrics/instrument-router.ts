@@ -1,0 +1,42 @@
+// Counts the provider router's attempts and watches its circuits, from outside the router:
+// every routed call ends with its attempts in hand (on the result, or on the error), so
+// the router itself only needs to let the breaker's state be read.
+import { ProviderRouteError, type ProviderRouter } from '../providers/router.js';
+import type { ProviderConnection } from '../providers/types.js';
+import type { CircuitReading, Metrics } from './recorder.js';
+
+// Connections whose circuit may not be closed; each closed one is forgotten at the next scrape.
+const WATCH_LIMIT = 10_000;
+
+export function instrumentRouter(router: ProviderRouter, metrics: Metrics): ProviderRouter {
+  if (!metrics.enabled) return router;
+  const watched = new Map<string, string>();
+  const watch = (connections: ProviderConnection[]) => {
+    if (watched.size >= WATCH_LIMIT) return;
+    for (const c of connections) watched.set(c.id, c.provider);
+  };
+  metrics.watchCircuits(function* circuits(): Iterable<CircuitReading> {
+    for (const [id, provider] of watched) {
+      const state = router.circuitState(id);
+      if (state === 'closed') watched.delete(id);
+      else yield { provider, state };
+    }
+  });
+
+  return {
+    ...router,
+    async call(request, connections, signal, log) {
+      try {
+        const result = await router.call(request, connections, signal, log);
+        metrics.providerAttempts(result.attempts);
+        // The usual answer, first try: no circuit could have changed but the answering one's, to closed.
+        if (result.attempts.length > 1) watch(connections);
+        return result;
+      } catch (error) {
+        if (error instanceof ProviderRouteError) metrics.providerAttempts(error.attempts);
+        watch(connections);
+        throw error;
+      }
+    },
+  };
+}
