@@ -29,6 +29,7 @@ function mapStrings<T>(value: T, map: (text: string) => string): T {
 }
 
 // PostgreSQL refuses NUL in text and jsonb; replaced like a lone surrogate, it can no longer fail a write.
+// eslint-disable-next-line no-control-regex -- NUL is exactly what must be found
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** Text from outside (vendor answers and messages) made storable: NUL and lone surrogates become U+FFFD. */

@@ -46,7 +46,7 @@ export interface Metrics {
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
-const OUTCOMES = ['ok', 'fallback', 'error', 'skipped'] as const;
+type AttemptOutcome = 'ok' | 'fallback' | 'error' | 'skipped';
 
 export interface MetricsOptions {
   /** Provider ids from the catalog: their series exist (at zero) from the start. */
@@ -136,7 +136,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   };
   for (const provider of providers) zeroed(attemptChild(provider, 'ok', 'none').count);
 
-  function attemptChild(provider: string, outcome: (typeof OUTCOMES)[number], reason: string) {
+  function attemptChild(provider: string, outcome: AttemptOutcome, reason: string) {
     const key = `${provider}:${outcome}:${reason}`;
     let child = attemptChildren.get(key);
     if (!child) {

@@ -6,7 +6,6 @@ import type { AllowedTargets, LadderConfig } from '../ladders/config.js';
 import type { RunLimits, RunResult } from '../ladders/interpreter.js';
 import { resolveKnobs } from '../ladders/knobs.js';
 import { checkRunLimits, runSize } from '../ladders/limits.js';
-import type { PriceTable } from '../ladders/pricing.js';
 import { candidatesFor, explicitSelection } from '../providers/catalog.js';
 import type { RouterLogger } from '../providers/router.js';
 import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';

@@ -99,7 +99,6 @@ export function playgroundPage(main: HTMLElement): () => void {
   let parsed: unknown = undefined;
   let problems: Located[] = [];
   let checking: AbortController | null = null;
-  let checked: Promise<void> = Promise.resolve();
 
   const remember = () =>
     sessionStorage.setItem(STORE, JSON.stringify({ config: editor.value, ladder: ladder.value, model: model.value, input: input.value, mode: asyncMode.checked ? 'async' : 'sync' }));
@@ -205,7 +204,7 @@ export function playgroundPage(main: HTMLElement): () => void {
   }
 
   const scheduleCheck = debounce(() => {
-    checked = check();
+    void check();
   }, 400);
   editor.addEventListener('input', () => {
     status.textContent = 'Typing…';
@@ -240,7 +239,7 @@ export function playgroundPage(main: HTMLElement): () => void {
       if (!body.config) return void fail('That ladder’s config is not visible to you.', ladder);
       editor.value = stringify(body.config);
       announce(`Loaded version ${body.version} of ${where.author}/${where.slug}.`);
-      checked = check();
+      void check();
     } catch (failure) {
       fail((failure as Error).message, ladder);
     }
@@ -255,7 +254,7 @@ export function playgroundPage(main: HTMLElement): () => void {
     event.preventDefault();
     runError.textContent = '';
     runStatus.replaceChildren();
-    await (checked = check());
+    await check();
     if (parsed === undefined || problems.length > 0) return void fail('Fix the problems in the config first.', editor);
     const where = target();
     if (!where) return void fail('Enter the ladder to save as: username/slug (lowercase letters, digits, - and _).', ladder);
@@ -295,7 +294,7 @@ export function playgroundPage(main: HTMLElement): () => void {
     }
   });
 
-  checked = check();
+  void check();
   return () => {
     checking?.abort();
   };
