@@ -1,6 +1,7 @@
 // Counts the provider router's attempts and watches its circuits, from outside the router:
 // every routed call ends with its attempts in hand (on the result, or on the error), so
 // the router itself only needs to let the breaker's state be read.
+import { circuitKey } from '../providers/breaker.js';
 import { ProviderRouteError, type ProviderRouter } from '../providers/router.js';
 import type { ProviderConnection } from '../providers/types.js';
 import type { CircuitReading, Metrics } from './recorder.js';
@@ -13,12 +14,12 @@ export function instrumentRouter(router: ProviderRouter, metrics: Metrics): Prov
   const watched = new Map<string, string>();
   const watch = (connections: ProviderConnection[]) => {
     if (watched.size >= WATCH_LIMIT) return;
-    for (const c of connections) watched.set(c.id, c.provider);
+    for (const c of connections) watched.set(circuitKey(c), c.provider);
   };
   metrics.watchCircuits(function* circuits(): Iterable<CircuitReading> {
-    for (const [id, provider] of watched) {
-      const state = router.circuitState(id);
-      if (state === 'closed') watched.delete(id);
+    for (const [circuit, provider] of watched) {
+      const state = router.circuitState(circuit);
+      if (state === 'closed') watched.delete(circuit);
       else yield { provider, state };
     }
   });

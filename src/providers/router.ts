@@ -50,7 +50,8 @@ export interface ProviderRouter {
   listModels(connection: ProviderConnection): Promise<VendorModel[] | null>;
   close(): Promise<void>;
   /** A connection's circuit, as the breaker sees it now (read by metrics at scrape time). */
-  circuitState(connectionId: string): ReturnType<CircuitBreaker['state']>;
+  /** The state of one circuit, named by circuitKey(connection). */
+  circuitState(circuit: string): ReturnType<CircuitBreaker['state']>;
 }
 
 /** An ApiError that also says what was tried, so the route can still set its headers. */
@@ -254,7 +255,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     call,
     listModels: (connection) => modelLists.get(connection, targetFor(connection)),
     close: () => transport.close(),
-    circuitState: (connectionId) => breaker.state(connectionId), // metrics: circuit gauges
+    circuitState: (circuit) => breaker.state(circuit), // metrics: circuit gauges
   };
 }
 

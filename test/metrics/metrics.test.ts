@@ -42,6 +42,8 @@ beforeAll(async () => {
     LADDER_MAX_CONCURRENT_CALLS: '1',
     // The ledger writes when a test asks, so the statement count below sees only requests.
     USAGE_FLUSH_MS: '600000',
+    // An API-only process: a queued run stays pending, so the instance gauge has one to count.
+    WORKER_CONCURRENCY: '0',
   });
   server = await startServer(config, { database });
 });
