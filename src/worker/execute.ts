@@ -6,7 +6,7 @@ import { ApiError, internalError } from '../errors.js';
 import type { LadderConfig } from '../ladders/config.js';
 import { LadderRunError, runLadder, type RunResult } from '../ladders/interpreter.js';
 import { runSize } from '../ladders/limits.js';
-import type { PriceTable } from '../ladders/pricing.js';
+import type { PriceTable } from '../pricing/prices.js';
 import type { RunLimits } from '../ladders/run-types.js';
 import type { RouterLogger } from '../providers/router.js';
 import type { ChatRequest, ChatResult, ModelCall, ProviderConnection } from '../providers/types.js';

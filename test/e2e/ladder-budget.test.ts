@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promptTokenBound } from '../../src/ladders/budget.js';
 import type { LadderConfig } from '../../src/ladders/config.js';
-import { priceOf } from '../../src/ladders/pricing.js';
+import { priceOf } from '../../src/pricing/prices.js';
 import { ask, instanceRow, MODEL, runLadder, saveLadder, startHarness, userWithOpenAI, type Harness } from './ladder-harness.js';
 
 const wide = (maxSpend: number): LadderConfig => ({

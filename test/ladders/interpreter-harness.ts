@@ -3,7 +3,7 @@
 import type { LadderConfig } from '../../src/ladders/config.js';
 import { runLadder } from '../../src/ladders/interpreter.js';
 import { resolveKnobs } from '../../src/ladders/knobs.js';
-import { createPriceTable } from '../../src/ladders/pricing.js';
+import { createPriceTable } from '../../src/pricing/prices.js';
 import type { RunJournal, RunLimits, RunResult } from '../../src/ladders/run-types.js';
 import type { ChatRequest, ChatResult, ModelCall } from '../../src/providers/types.js';
 
