@@ -74,4 +74,12 @@ describe('source layout', () => {
     expect(graph.size).toBeGreaterThan(50);
     expect(findCycles(graph), 'import cycles in src/').toEqual([]);
   });
+
+  it('the ladder language does not import from the engine that runs it', () => {
+    const graph = importGraph(sourceFiles(src));
+    const upward = [...graph].flatMap(([file, targets]) =>
+      file.startsWith('ladders/language/') ? targets.filter((t) => t.startsWith('ladders/engine/')).map((t) => `${file} → ${t}`) : [],
+    );
+    expect(upward).toEqual([]);
+  });
 });

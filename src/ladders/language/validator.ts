@@ -1,6 +1,6 @@
 // Entry point of ladder config validation (POST /v1/validate, and before every save and run).
 // Both phases always run and report everything; see docs/ladder-language.md, "Validation".
-import { isWellFormedText } from '../unicode.js';
+import { isWellFormedText } from '../../unicode.js';
 import type { LadderConfig } from './config.js';
 import { validateMeaning } from './validate-meaning.js';
 import { validateSchema } from './validate-schema.js';
