@@ -16,8 +16,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
-import type { LadderConfig } from '../src/ladders/config.js';
-import { runLadder } from '../src/ladders/interpreter.js';
+import type { LadderConfig } from '../src/ladders/language/config.js';
+import { runLadder } from '../src/ladders/engine/interpreter.js';
 import { startServer, type RunningServer } from '../src/server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -1,6 +1,6 @@
 // Counts the synchronous ladder runs as they end. A request refused before its instance
 // existed is not a run, so only calls that reached `onInstance` are counted.
-import { LadderRunError } from '../ladders/interpreter.js';
+import { LadderRunError } from '../ladders/engine/interpreter.js';
 import type { LadderRunner } from '../services/ladder-runs.js';
 import type { Metrics } from './recorder.js';
 

@@ -8,7 +8,7 @@ import type { Db } from '../db/client.js';
 import { instances, type InstanceStatus } from '../db/schema.js';
 import { wellFormedJson } from '../unicode.js';
 import { internalError, type ApiError } from '../errors.js';
-import type { StepTrace } from '../ladders/run-types.js';
+import type { StepTrace } from '../ladders/engine/run-types.js';
 import type { Usage } from '../providers/types.js';
 import { createInstanceReads, idempotencyCutoff, isInstanceId } from './instance-reads.js';
 

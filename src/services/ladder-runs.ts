@@ -2,10 +2,10 @@
 // knobs, the instance row, and the interpreter. The synchronous route runs through here; it
 // records its run exactly as the background worker does (src/worker/execute.ts).
 import { invalidRequest } from '../errors.js';
-import type { AllowedTargets, LadderConfig } from '../ladders/config.js';
-import type { RunLimits, RunResult } from '../ladders/interpreter.js';
-import { resolveKnobs } from '../ladders/knobs.js';
-import { checkRunLimits, runSize } from '../ladders/limits.js';
+import type { AllowedTargets, LadderConfig } from '../ladders/language/config.js';
+import type { RunLimits, RunResult } from '../ladders/engine/interpreter.js';
+import { resolveKnobs } from '../ladders/engine/knobs.js';
+import { checkRunLimits, runSize } from '../ladders/engine/limits.js';
 import { candidatesFor, explicitSelection } from '../providers/catalog.js';
 import type { RouterLogger } from '../providers/router.js';
 import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';

@@ -1,8 +1,8 @@
 // Checkpoints: every finished model call of a run, kept in instance_calls under its call key
-// (see callKey in src/ladders/interpreter.ts) so that a resumed run replays it rather than
+// (see callKey in src/ladders/engine/interpreter.ts) so that a resumed run replays it rather than
 // paying for it again. Written by the journal together with the call's event.
 import type { Database } from '../db/client.js';
-import type { RecordedCall } from '../ladders/run-types.js';
+import type { RecordedCall } from '../ladders/engine/run-types.js';
 import type { Usage } from '../providers/types.js';
 
 export interface RecordedCalls {

@@ -3,11 +3,11 @@
 // and its outcome recorded once, unless the run was lost or handed back on the way.
 import type { Database } from '../db/client.js';
 import { ApiError, internalError } from '../errors.js';
-import type { LadderConfig } from '../ladders/config.js';
-import { LadderRunError, runLadder, type RunResult } from '../ladders/interpreter.js';
-import { runSize } from '../ladders/limits.js';
-import type { PriceTable } from '../ladders/pricing.js';
-import type { RunLimits } from '../ladders/run-types.js';
+import type { LadderConfig } from '../ladders/language/config.js';
+import { LadderRunError, runLadder, type RunResult } from '../ladders/engine/interpreter.js';
+import { runSize } from '../ladders/engine/limits.js';
+import type { PriceTable } from '../pricing/prices.js';
+import type { RunLimits } from '../ladders/engine/run-types.js';
 import type { RouterLogger } from '../providers/router.js';
 import type { ChatRequest, ChatResult, ModelCall, ProviderConnection } from '../providers/types.js';
 import { lastEventSeq, loadRecordedCalls } from './checkpoints.js';

@@ -4,7 +4,7 @@
 // Writes of one run go out one at a time, so event numbers commit in order.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
-import type { NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/run-types.js';
+import type { NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
 import type { Usage } from '../providers/types.js';
 import { wellFormedJson, wellFormedText } from '../unicode.js';
 import type { RecordedCalls } from './checkpoints.js';

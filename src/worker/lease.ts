@@ -5,7 +5,7 @@
 // writes nothing more; a cancel request aborts it as cancelled.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
-import { runCancelled } from '../ladders/limits.js';
+import { runCancelled } from '../ladders/engine/limits.js';
 import { leaseLost } from './errors.js';
 import type { HeldRun } from './journal.js';
 

@@ -1,7 +1,7 @@
 // What a claimed background instance runs with: the exact ladder version it was started on,
 // and the caller's connections as they are now, filtered by that version's allowedTargets.
 import type { Database } from '../db/client.js';
-import type { LadderConfig } from '../ladders/config.js';
+import type { LadderConfig } from '../ladders/language/config.js';
 import type { ProviderConnection } from '../providers/types.js';
 import { connectionsForTargets } from '../services/ladder-runs.js';
 import { allowedTargetsOf, ladderNotFound } from '../services/ladders.js';

@@ -3,7 +3,7 @@
 // with a bounded number of listeners and never trigger MaxListenersExceededWarning.
 import { getEventListeners } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LadderConfig } from '../../src/ladders/config.js';
+import type { LadderConfig } from '../../src/ladders/language/config.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { connection, rejection, routerWith, userSays } from '../providers/helpers.js';
 import { ask, runLadder, saveLadder, startHarness, userWithOpenAI, type Harness } from './ladder-harness.js';

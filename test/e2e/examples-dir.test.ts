@@ -3,8 +3,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/ladders/parse-text.js';
-import { validateConfig } from '../../src/ladders/validator.js';
+import { parseConfigText } from '../../src/ladders/language/parse-text.js';
+import { validateConfig } from '../../src/ladders/language/validator.js';
 import { gatedTreeOfThought, minimalLadder, recursiveRefinement } from '../ladders/examples.js';
 import { ask, instanceRow, promptsReceived, runLadder, saveLadder, startHarness, userWithOpenAI, type Harness, type User } from './ladder-harness.js';
 

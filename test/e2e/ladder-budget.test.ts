@@ -3,9 +3,9 @@
 // before it starts and its max_tokens capped to what its share of the budget pays, so the run
 // stops at the budget instead of overshooting it many times over.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { promptTokenBound } from '../../src/ladders/budget.js';
-import type { LadderConfig } from '../../src/ladders/config.js';
-import { priceOf } from '../../src/ladders/pricing.js';
+import { promptTokenBound } from '../../src/ladders/engine/budget.js';
+import type { LadderConfig } from '../../src/ladders/language/config.js';
+import { priceOf } from '../../src/pricing/prices.js';
 import { ask, instanceRow, MODEL, runLadder, saveLadder, startHarness, userWithOpenAI, type Harness } from './ladder-harness.js';
 
 const wide = (maxSpend: number): LadderConfig => ({

@@ -3,7 +3,7 @@
 // completion = reply characters (see test/fakes/vendors.ts).
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
-import { costOf, createPriceTable } from '../../src/ladders/pricing.js';
+import { costOf, createPriceTable } from '../../src/pricing/prices.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { build, createUser, type TestApp } from '../helpers/build.js';
 

@@ -1,7 +1,7 @@
 // Ladder runs that are refused or fail: request checks, allowedTargets, knobs, budget,
 // vendor failures, and what the instance row records for each (docs/ladders-api.md, "Errors").
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LadderConfig } from '../../src/ladders/config.js';
+import type { LadderConfig } from '../../src/ladders/language/config.js';
 import { gatedTreeOfThought, minimalLadder, recursiveRefinement } from '../ladders/examples.js';
 import {
   ask, echo, echoAccounting, instanceCount, instanceRow, MODEL, promptsReceived, runLadder, saveLadder, SI, startHarness, userWithOpenAI,

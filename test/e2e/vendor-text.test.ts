@@ -2,7 +2,7 @@
 // never the caller's fault: a NUL in it cannot fail a write, and the stored key never leaks
 // through it, whole, upper-cased or in fragments, into responses, logs or the database.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LadderConfig } from '../../src/ladders/config.js';
+import type { LadderConfig } from '../../src/ladders/language/config.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { build, createUser, LogCapture, type TestApp } from '../helpers/build.js';
 

@@ -1,6 +1,6 @@
 // The three published example ladders, written from docs/ladder-language.md. The validator,
 // interpreter and end-to-end tests all share them, so a change here is a change everywhere.
-import type { LadderConfig } from '../../src/ladders/config.js';
+import type { LadderConfig } from '../../src/ladders/language/config.js';
 
 /** Two steps: a draft, then a refinement that reads the draft. */
 export const minimalLadder: LadderConfig = {

@@ -1,7 +1,7 @@
 // POST /v1/pipelines/instances (issue 7 point 1; docs/pipelines.md): every check of the
 // synchronous route before anything is queued, the pending row, and Idempotency-Key.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LadderConfig } from '../../src/ladders/config.js';
+import type { LadderConfig } from '../../src/ladders/language/config.js';
 import { createKey } from '../helpers/build.js';
 import { gatedTreeOfThought, minimalLadder } from '../ladders/examples.js';
 import {

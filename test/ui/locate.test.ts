@@ -1,7 +1,7 @@
 // The playground puts each validation error on the line of the config it is about.
 import { parseDocument } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/ladders/validator.js';
+import { validateConfig } from '../../src/ladders/language/validator.js';
 import { jsonErrorPosition, lineOf, lineRange, offsetOfPath, splitMessage } from '../../ui/src/locate.js';
 
 const lineOfError = (text: string, message: string) => {

@@ -1,7 +1,7 @@
 // Background runs through the real stack: claim, checkpoints and events, takeover after a
 // lease expired, run_interrupted, fencing, lease loss, cancellation and retention.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPriceTable, costOf } from '../../src/ladders/pricing.js';
+import { createPriceTable, costOf } from '../../src/pricing/prices.js';
 import { InstanceJournal } from '../../src/worker/journal.js';
 import { minimalLadder } from '../ladders/examples.js';
 import { echo, MODEL, saveLadder, startHarness, userWithOpenAI, type Harness, type User } from '../e2e/ladder-harness.js';

@@ -2,7 +2,7 @@
 // against a vendor answering 7 MiB per call, ends as two cleanly failed runs while /healthz
 // answers and the process stays small; no log line carries a trace, prompt or output.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LadderConfig } from '../../src/ladders/config.js';
+import type { LadderConfig } from '../../src/ladders/language/config.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { build, createUser, LogCapture, type TestApp } from '../helpers/build.js';
 import { instance } from '../helpers/instances.js';

@@ -31,7 +31,7 @@ export const ladderCommands: Command[] = [
       const usageVisibility = visibility(flags.visibility, '--visibility');
       const configVisibility = visibility(flags['config-visibility'], '--config-visibility');
       const { owner, ladders } = await ownerService(context, name);
-      const { parseConfigText } = await import('../../ladders/parse-text.js');
+      const { parseConfigText } = await import('../../ladders/language/parse-text.js');
       const pushed = [];
       for (const file of files) {
         let config: unknown;

@@ -3,7 +3,7 @@
 // run is cancelled at once; a running one is marked, and its worker stops it.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { instanceAlreadyFinished, instanceNotFound, internalError } from '../../errors.js';
-import { runCancelled } from '../../ladders/limits.js';
+import { runCancelled } from '../../ladders/engine/limits.js';
 import { errorResponses } from '../../schemas/common.js';
 import { InstanceParamsSchema, InstanceSchema } from '../../schemas/pipelines.js';
 import { instanceView } from './views.js';

@@ -2,7 +2,7 @@
 // rebuilt from its stored trace so that its timeline can still be shown. The trace has each
 // call's latency but no clock times: steps are laid end to end from started_at, the nodes of a
 // step side by side. Every rebuilt event says so with `reconstructed: true`.
-import type { StepTrace } from '../../ladders/run-types.js';
+import type { StepTrace } from '../../ladders/engine/run-types.js';
 import type { InstanceRow } from '../../services/instances.js';
 
 export interface StreamEvent {

@@ -1,6 +1,6 @@
 // Instance rows as the API shows them: the instance, a list item, and the trace, built from
 // the finished row or, while the run goes on, from its checkpointed calls and events.
-import type { NodeTrace, StepTrace } from '../../ladders/run-types.js';
+import type { NodeTrace, StepTrace } from '../../ladders/engine/run-types.js';
 import type { Usage } from '../../providers/types.js';
 import type { CallTotals, InstanceEvent } from '../../services/instance-reads.js';
 import type { InstanceRow } from '../../services/instances.js';

@@ -1,6 +1,6 @@
 // POST /v1/validate: checks a ladder config; nothing is saved or run.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { validateConfig } from '../../ladders/validator.js';
+import { validateConfig } from '../../ladders/language/validator.js';
 import { errorResponses } from '../../schemas/common.js';
 import { ValidateBodySchema, ValidationResultSchema } from '../../schemas/ladders.js';
 

@@ -1,7 +1,7 @@
 // The ways a run can fail, and the platform caps checked before a run makes any call.
-import { ApiError, LimitError } from '../errors.js';
-import type { LadderConfig, ModelStep } from './config.js';
-import { parseKnobReference } from './knob-reference.js';
+import { ApiError, LimitError } from '../../errors.js';
+import type { LadderConfig, ModelStep } from '../language/config.js';
+import { parseKnobReference } from '../language/knob-reference.js';
 import { maxDepthOf, nodeCount, passCount } from './knobs.js';
 import type { RunLimits } from './run-types.js';
 

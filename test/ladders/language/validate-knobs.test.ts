@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseKnobReference } from '../../src/ladders/knob-reference.js';
+import { parseKnobReference } from '../../../src/ladders/language/knob-reference.js';
 import { errorsOf, knob, ladder, step, text } from './validate-helpers.js';
 
 const withKnobs = (knobs: unknown, steps = [step('a')]) => errorsOf({ ...ladder(steps), knobs });

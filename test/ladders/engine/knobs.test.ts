@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Knob, LadderConfig } from '../../src/ladders/config.js';
-import { ApiError } from '../../src/errors.js';
-import { knobDefault, maxDepthOf, nodeCount, passCount, resolveKnobs } from '../../src/ladders/knobs.js';
+import type { Knob, LadderConfig } from '../../../src/ladders/language/config.js';
+import { ApiError } from '../../../src/errors.js';
+import { knobDefault, maxDepthOf, nodeCount, passCount, resolveKnobs } from '../../../src/ladders/engine/knobs.js';
 
 const knob = (type: Knob['type'], values: number[], defaultIndex?: number): Knob => ({
   name: type,

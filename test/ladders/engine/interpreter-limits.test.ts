@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/errors.js';
-import type { LadderConfig, ModelStep } from '../../src/ladders/config.js';
-import { LadderRunError } from '../../src/ladders/interpreter.js';
-import { resolveKnobs } from '../../src/ladders/knobs.js';
-import { runSize } from '../../src/ladders/limits.js';
-import { gatedTreeOfThought, recursiveRefinement } from './examples.js';
+import { ApiError } from '../../../src/errors.js';
+import type { LadderConfig, ModelStep } from '../../../src/ladders/language/config.js';
+import { LadderRunError } from '../../../src/ladders/engine/interpreter.js';
+import { resolveKnobs } from '../../../src/ladders/engine/knobs.js';
+import { runSize } from '../../../src/ladders/engine/limits.js';
+import { gatedTreeOfThought, recursiveRefinement } from '../examples.js';
 import { accountingOf, deferred, fakeModel, run, systemOf, type RunArgs } from './interpreter-harness.js';
 
 const step = (id: string, extra: Partial<ModelStep> = {}): ModelStep => ({

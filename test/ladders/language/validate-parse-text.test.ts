@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { parseConfigText } from '../../src/ladders/parse-text.js';
-import { validateConfig } from '../../src/ladders/validator.js';
-import { recursiveRefinement } from './examples.js';
+import { parseConfigText } from '../../../src/ladders/language/parse-text.js';
+import { validateConfig } from '../../../src/ladders/language/validator.js';
+import { recursiveRefinement } from '../examples.js';
 
 describe('parseConfigText', () => {
   it('parses JSON and YAML configs to the same value', () => {

@@ -1,8 +1,8 @@
 // Meaning checks for `knobs`: ids, values per knob type, defaults, and that the knob types
 // which exist only to be referenced (nodes, recursion) are referenced.
 import { ID_PATTERN } from './knob-reference.js';
-import type { ValidationLimits } from './validate-meaning.js';
 import { type Issues, type Path, formatPath, isRecord } from './validation-issues.js';
+import type { ValidationLimits } from './validation-limits.js';
 
 const SINGLETON_TYPES = ['loops', 'recursion'] as const;
 

@@ -3,7 +3,7 @@
 // where max_tokens is what the call's share of the unreserved budget can pay. A call whose
 // smallest useful reservation does not fit is not started. As long as vendors honour max_tokens
 // and count prompts as tokenizers do, spent + reserved never exceeds the budget.
-import type { ModelPrice } from './pricing.js';
+import type { ModelPrice } from '../../pricing/prices.js';
 
 /** Chat framing a vendor adds around one user message, in tokens; generous for every vendor. */
 export const PROMPT_OVERHEAD_TOKENS = 16;

@@ -1,5 +1,5 @@
 // What a run remembers: each pass's surviving outputs per step, and how fields read them.
-import type { IngestField, MultiIngestField, NodeRef, StepSource } from './config.js';
+import type { IngestField, MultiIngestField, NodeRef, StepSource } from '../language/config.js';
 import type { FieldSources, ListItem } from './prompt.js';
 
 export interface NodeOutput {

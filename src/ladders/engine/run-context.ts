@@ -1,12 +1,12 @@
 // The bookkeeping of one run: every model call goes through here to be budgeted, capped,
 // timed, charged and traced, and the first failure halts everything still in flight.
-import { abortScope } from '../abort-scope.js';
-import { ApiError, internalError } from '../errors.js';
-import type { Usage } from '../providers/types.js';
+import { abortScope } from '../../abort-scope.js';
+import { ApiError, internalError } from '../../errors.js';
+import { costOf, defaultPriceTable, priceOf, type PriceTable } from '../../pricing/prices.js';
+import type { Usage } from '../../providers/types.js';
 import { budgetExceeded, runCancelled, runLimitExceeded, runOutputLimitExceeded, runTimeout, stepFailed } from './limits.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, RunBudget, isReservation } from './budget.js';
 import type { MemoryMeter } from './memory.js';
-import { costOf, defaultPriceTable, priceOf, type PriceTable } from './pricing.js';
 import {
   DEFAULT_MAX_RUN_BYTES,
   LadderRunError,

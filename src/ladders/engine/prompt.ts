@@ -1,5 +1,5 @@
 // Prompt assembly: a model call's prompt is built from its step's fields, never from a template.
-import type { Field, IngestField, ModelStep, MultiIngestField } from './config.js';
+import type { Field, IngestField, ModelStep, MultiIngestField } from '../language/config.js';
 
 /** One numbered line of a multi_ingest: `label` is a node number, a pass number, or `pass.node`. */
 export interface ListItem {

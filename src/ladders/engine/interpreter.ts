@@ -9,7 +9,7 @@
 //   checkRunLimits); budget and wall time are checked as the run goes.
 // - A recursion step's output, once replaced by the deepest child's answer, is a single
 //   output numbered 1.
-import type { GroupStep, LadderConfig, ModelStep } from './config.js';
+import type { GroupStep, LadderConfig, ModelStep } from '../language/config.js';
 import { createLimiter, type Limiter } from './concurrency.js';
 import { maxDepthOf, nodeCount, passCount } from './knobs.js';
 import { checkRunLimits } from './limits.js';

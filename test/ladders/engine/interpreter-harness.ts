@@ -1,11 +1,11 @@
 // A deterministic in-process ModelCall for interpreter tests: it records every prompt and
 // answers through a script. Token counts are character counts, so usage and spend are exact.
-import type { LadderConfig } from '../../src/ladders/config.js';
-import { runLadder } from '../../src/ladders/interpreter.js';
-import { resolveKnobs } from '../../src/ladders/knobs.js';
-import { createPriceTable } from '../../src/ladders/pricing.js';
-import type { RunJournal, RunLimits, RunResult } from '../../src/ladders/run-types.js';
-import type { ChatRequest, ChatResult, ModelCall } from '../../src/providers/types.js';
+import type { LadderConfig } from '../../../src/ladders/language/config.js';
+import { runLadder } from '../../../src/ladders/engine/interpreter.js';
+import { resolveKnobs } from '../../../src/ladders/engine/knobs.js';
+import { createPriceTable } from '../../../src/pricing/prices.js';
+import type { RunJournal, RunLimits, RunResult } from '../../../src/ladders/engine/run-types.js';
+import type { ChatRequest, ChatResult, ModelCall } from '../../../src/providers/types.js';
 
 export interface Received {
   prompt: string;

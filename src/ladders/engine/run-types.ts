@@ -1,8 +1,8 @@
 // What a ladder run takes and gives back, including the trace the caller stores.
-import { ApiError } from '../errors.js';
-import type { ModelCall, Usage } from '../providers/types.js';
-import type { LadderConfig } from './config.js';
-import type { PriceTable } from './pricing.js';
+import { ApiError } from '../../errors.js';
+import type { PriceTable } from '../../pricing/prices.js';
+import type { ModelCall, Usage } from '../../providers/types.js';
+import type { LadderConfig } from '../language/config.js';
 
 /** Platform caps on one run; the caller fills them from its configuration. */
 export interface RunLimits {

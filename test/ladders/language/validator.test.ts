@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/ladders/validator.js';
-import { Issues, type Path } from '../../src/ladders/validation-issues.js';
-import { gatedTreeOfThought, minimalLadder, recursiveRefinement } from './examples.js';
+import { validateConfig } from '../../../src/ladders/language/validator.js';
+import { Issues, type Path } from '../../../src/ladders/language/validation-issues.js';
+import { gatedTreeOfThought, minimalLadder, recursiveRefinement } from '../examples.js';
 import { errorsOf, ingest, knob, ladder, step, text } from './validate-helpers.js';
 
 describe('the published examples', () => {

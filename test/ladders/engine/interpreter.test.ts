@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { LadderConfig, ModelStep } from '../../src/ladders/config.js';
-import { TRACE_OUTPUT_CHARS, TRACE_PROMPT_CHARS } from '../../src/ladders/interpreter.js';
-import type { RecordedCall, RunJournal } from '../../src/ladders/run-types.js';
+import type { LadderConfig, ModelStep } from '../../../src/ladders/language/config.js';
+import { TRACE_OUTPUT_CHARS, TRACE_PROMPT_CHARS } from '../../../src/ladders/engine/interpreter.js';
+import type { RecordedCall, RunJournal } from '../../../src/ladders/engine/run-types.js';
 import { accountingOf, deferred, fakeModel, run, systemOf, testModel } from './interpreter-harness.js';
 
 const line = (prompt: string, name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(prompt)?.[1] ?? '';

@@ -5,13 +5,7 @@ import { type LadderIndex, indexLadder, referencedKnobs, visitSteps } from './la
 import { checkKnobs } from './validate-knobs.js';
 import { checkFields } from './validate-reads.js';
 import { type Issues, type Path, formatPath, isRecord } from './validation-issues.js';
-
-export interface ValidationLimits {
-  /** Highest executionBudget.maxSpend in USD; default 50. */
-  maxSpendCap: number;
-  /** Highest recursion.maxDepth, literal or through a knob; default 10. */
-  maxRecursionDepth: number;
-}
+import type { ValidationLimits } from './validation-limits.js';
 
 export function validateMeaning(config: Record<string, unknown>, limits: ValidationLimits, issues: Issues): void {
   const index = indexLadder(config);

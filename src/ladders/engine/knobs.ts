@@ -1,7 +1,7 @@
 // Effective knob values: the config's defaults overridden by a request's `knobs` object.
-import { invalidRequest } from '../errors.js';
-import type { Knob, LadderConfig, ModelStep, Recursion } from './config.js';
-import { parseKnobReference } from './knob-reference.js';
+import { invalidRequest } from '../../errors.js';
+import type { Knob, LadderConfig, ModelStep, Recursion } from '../language/config.js';
+import { parseKnobReference } from '../language/knob-reference.js';
 
 // These knobs count things (passes, depth, nodes), so a fractional request means the nearest count.
 const COUNTING_KNOBS = new Set(['loops', 'recursion', 'nodes']);

@@ -1,6 +1,6 @@
 // The published example ladders, run end to end through the interpreter with a scripted model.
 import { describe, expect, it } from 'vitest';
-import { gatedTreeOfThought, minimalLadder, recursiveRefinement } from './examples.js';
+import { gatedTreeOfThought, minimalLadder, recursiveRefinement } from '../examples.js';
 import { accountingOf, fakeModel, run, systemOf } from './interpreter-harness.js';
 
 const SI = '[System Instruction]';

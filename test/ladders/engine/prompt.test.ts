@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ModelStep } from '../../src/ladders/config.js';
-import { assemblePrompt, buildPrompt, type FieldSources } from '../../src/ladders/prompt.js';
+import type { ModelStep } from '../../../src/ladders/language/config.js';
+import { assemblePrompt, buildPrompt, type FieldSources } from '../../../src/ladders/engine/prompt.js';
 
 describe('assemblePrompt', () => {
   it('renders each field as "Name: value", in order, separated by a blank line, then the system prompt', () => {

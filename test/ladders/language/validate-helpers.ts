@@ -1,5 +1,5 @@
 // Builders for small ladder configs in validation tests; each returns a fresh object.
-import { type ValidationLimits, validateConfig } from '../../src/ladders/validator.js';
+import { type ValidationLimits, validateConfig } from '../../../src/ladders/language/validator.js';
 
 export type Json = Record<string, unknown>;
 

@@ -1,12 +1,13 @@
 // Entry point of ladder config validation (POST /v1/validate, and before every save and run).
 // Both phases always run and report everything; see docs/ladder-language.md, "Validation".
-import { isWellFormedText } from '../unicode.js';
+import { isWellFormedText } from '../../unicode.js';
 import type { LadderConfig } from './config.js';
-import { type ValidationLimits, validateMeaning } from './validate-meaning.js';
+import { validateMeaning } from './validate-meaning.js';
 import { validateSchema } from './validate-schema.js';
 import { Issues, isRecord } from './validation-issues.js';
+import type { ValidationLimits } from './validation-limits.js';
 
-export type { ValidationLimits } from './validate-meaning.js';
+export type { ValidationLimits } from './validation-limits.js';
 export { parseKnobReference } from './knob-reference.js';
 
 /**

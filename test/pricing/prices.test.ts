@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costOf, createPriceTable, defaultPriceTable, findModelPrice, priceOf } from '../../src/ladders/pricing.js';
+import { costOf, createPriceTable, defaultPriceTable, findModelPrice, priceOf } from '../../src/pricing/prices.js';
 
 const usage = (prompt: number, completion: number) => ({
   prompt_tokens: prompt,
