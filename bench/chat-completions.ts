@@ -6,7 +6,8 @@
 // upstream, and the service as `npm start` runs it (dist/src/server.js, embedded database in
 // a temporary DATA_DIR). Settings: BENCH_DURATION (seconds per run, default 5),
 // BENCH_LOG_LEVEL (the service's LOG_LEVEL, default info as in production), BENCH_METRICS=1 (Prometheus
-// metrics on, through METRICS_TOKEN); NODE_OPTIONS is passed on to the service, to try V8 settings.
+// metrics on, through METRICS_TOKEN); NODE_OPTIONS is passed on to the service, to try V8 settings, and
+// BENCH_NODE_ARGS goes on the service's command line (flags NODE_OPTIONS refuses, e.g. --cpu-prof).
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -65,7 +66,7 @@ async function startService(upstream: string, dataDir: string, adminToken: strin
     ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: randomBytes(24).toString('hex') } : {}),
   };
   // The log goes to /dev/null, as a process manager would ship it away: writing costs the service, reading it would cost us.
-  const child = spawn(process.execPath, [path.join(here, '..', 'src', 'server.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(here, '..', 'src', 'server.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   const url = `https://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
