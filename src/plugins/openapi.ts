@@ -1,10 +1,24 @@
 // The OpenAPI 3 document, generated from the route schemas, at /v1/openapi.json, and a
-// browsable API reference at /docs. Registered before the routes so it sees all of them.
+// browsable API reference at /docs that reads it. Registered before the routes so it sees
+// all of them. `npm run lint:openapi` lints the document (README).
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorSchema } from '../schemas/common.js';
+
+export const OPENAPI_PATH = '/v1/openapi.json';
+
+const TAGS = [
+  { name: 'chat', description: 'OpenAI-compatible chat completions over your own provider keys, with fallback' },
+  { name: 'models', description: 'The models your provider connections can serve' },
+  { name: 'providers', description: 'Your provider connections (bring your own key) and the provider catalog' },
+  { name: 'ladders', description: 'Authoring, validating and running ladders: multi-step LLM workflows' },
+  { name: 'pipelines', description: 'Background ladder runs and the instance record of every run' },
+  { name: 'usage', description: 'Requests, tokens and cost from the usage ledger' },
+  { name: 'admin', description: 'Accounts, API keys and limits; needs the operator’s ADMIN_TOKEN' },
+  { name: 'health', description: 'Liveness and readiness probes' },
+];
 
 /** Wildcard routes whose path parameter may hold slashes, and the name the document gives it. */
 const WILDCARDS: Record<string, string> = { '/v1/models/*': 'model' };
@@ -20,7 +34,10 @@ async function openapi(app: FastifyInstance) {
         description:
           'OpenAI-compatible chat completions over your own provider keys with automatic fallback, and ladders: ' +
           'authored multi-step LLM workflows. Every error uses the envelope `{error: {message, type, code, param}}`.',
+        license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
       },
+      servers: [{ url: '/', description: 'This server' }],
+      tags: TAGS,
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer ldr_live_...`' },
@@ -42,9 +59,14 @@ async function openapi(app: FastifyInstance) {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // The plugin points the page at its own /docs/json; a `urls` list takes precedence in Swagger UI,
+  // so the page reads the document where the README says it is.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true, urls: [{ url: OPENAPI_PATH, name: 'Ladder service API' }] },
+  });
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
 }
 
 export default fp(openapi, { name: 'openapi', fastify: '5.x' });

@@ -1,9 +1,9 @@
 // Ladders: metadata, authoring, validation and ladder chat completions (docs/ladders-api.md).
 import { Type, type Static } from '@sinclair/typebox';
 import { ChatParameters, MessagesSchema, StreamSchema } from './chat.js';
-import { Slug, Timestamp, Username, Uuid } from './common.js';
+import { Slug, StringEnum, Timestamp, Username, Uuid } from './common.js';
 
-export const VisibilitySchema = Type.Union([Type.Literal('private'), Type.Literal('unlisted'), Type.Literal('public')], {
+export const VisibilitySchema = StringEnum(['private', 'unlisted', 'public'], {
   description: '`private`: the owner only; `unlisted`: anyone with the URL; `public`: anyone, and listed',
 });
 
