@@ -47,7 +47,11 @@ export const StringEnum = <const T extends string>(values: readonly T[], options
  */
 export const withExamples = <T extends TSchema>(schema: T, ...examples: Static<T>[]): T => ({ ...schema, examples });
 
-export const OkSchema = withExamples(Type.Object({ ok: Type.Literal(true) }), { ok: true });
+/** A success response as a route declares it: what it means (the response's description) and examples. */
+export const successResponse = <T extends TSchema>(description: string, schema: T, ...examples: Static<T>[]): T =>
+  ({ ...schema, 'x-response-description': description, examples });
+
+export const OkSchema = Type.Object({ ok: Type.Literal(true) });
 
 /** Response schemas for the error statuses a route can answer, for the OpenAPI document. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {

@@ -14,7 +14,7 @@ interface Operation {
   summary?: string;
   security?: unknown[];
   requestBody?: { content: Record<string, Media> };
-  responses: Record<string, { content?: Record<string, Media> }>;
+  responses: Record<string, { description?: string; content?: Record<string, Media> }>;
 }
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
@@ -54,10 +54,13 @@ describe('OpenAPI document and reference page', () => {
   });
   afterAll(() => t.close());
 
-  it('gives every operation a unique camelCase operationId and a summary', () => {
+  it('gives every operation a unique camelCase operationId, a summary, and says what each response means', () => {
     const ids = operationsOf(doc).map(([where, op]) => {
       expect(op.operationId, `${where} has an operationId`).toMatch(/^[a-z][a-zA-Z]+$/);
       expect(op.summary, `${where} has a summary`).toBeTruthy();
+      for (const [status, response] of Object.entries(op.responses)) {
+        expect(response.description, `${where} ${status} has a description`).not.toBe('Default Response');
+      }
       return op.operationId;
     });
     expect(new Set(ids).size).toBe(ids.length);

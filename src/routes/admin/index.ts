@@ -9,7 +9,7 @@ import {
   CreateApiKeyBodySchema,
   CreatedApiKeySchema,
 } from '../../schemas/admin.js';
-import { errorResponses, OkSchema, Username, Uuid, withExamples } from '../../schemas/common.js';
+import { errorResponses, OkSchema, Username, Uuid, successResponse, withExamples } from '../../schemas/common.js';
 import adminLimitRoutes from './limits.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -23,7 +23,7 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       operationId: 'createAccount', tags, security, summary: 'Create an account',
       body: withExamples(CreateAccountBodySchema, ex.createAccountExample),
-      response: { 201: withExamples(AccountSchema, ex.accountExample), ...errorResponses(400, 401, 404, 409) },
+      response: { 201: successResponse('The account was created', AccountSchema, ex.accountExample), ...errorResponses(400, 401, 404, 409) },
     },
   }, async (request, reply) => reply.code(201).send(await createAccount(app.db, request.body.username)));
 
@@ -32,7 +32,7 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'createApiKey', tags, security, summary: 'Create an API key (the full key is returned only here)',
       params: Type.Object({ username: Username }),
       body: withExamples(CreateApiKeyBodySchema, ex.createApiKeyExample),
-      response: { 201: withExamples(CreatedApiKeySchema, ex.createdApiKeyExample), ...errorResponses(400, 401, 404) },
+      response: { 201: successResponse('The key was created; `key` is shown only in this answer', CreatedApiKeySchema, ex.createdApiKeyExample), ...errorResponses(400, 401, 404) },
     },
   }, async (request, reply) => {
     const { revoked_at: _, ...created } = await createApiKey(app.db, request.params.username, request.body ?? {});
@@ -43,7 +43,7 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       operationId: 'listApiKeys', tags, security, summary: 'List an account’s API keys (never the keys themselves)',
       params: Type.Object({ username: Username }),
-      response: { 200: withExamples(ApiKeyListSchema, ex.apiKeyListExample), ...errorResponses(400, 401, 404) },
+      response: { 200: successResponse('The account’s keys, revoked ones included, with their limits', ApiKeyListSchema, ex.apiKeyListExample), ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     const keys = await listApiKeys(app.db, request.params.username);
@@ -55,7 +55,7 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       operationId: 'revokeApiKey', tags, security, summary: 'Revoke an API key; it stops working at once on this node',
       params: Type.Object({ id: Uuid }),
-      response: { 200: OkSchema, ...errorResponses(400, 401, 404) },
+      response: { 200: successResponse('The key is revoked', OkSchema, { ok: true }), ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     const { keyPrefix } = await revokeApiKey(app.db, request.params.id);

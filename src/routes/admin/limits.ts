@@ -6,13 +6,14 @@ import { apiKeys } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { NO_LIMITS, type Limits } from '../../quotas/limits-store.js';
 import { findAccount } from '../../services/accounts.js';
-import { errorResponses, Username, Uuid, withExamples } from '../../schemas/common.js';
+import { errorResponses, Username, Uuid, successResponse, withExamples } from '../../schemas/common.js';
 import { LimitsBodySchema, LimitsSchema, UsageQuerySchema, UsageReportSchema, type LimitsBody } from '../../schemas/quotas.js';
 import { usageRange, usageReport } from '../../usage/report.js';
 import * as ex from '../../schemas/examples.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
+const Limits = successResponse('The limits in force; null: unlimited', LimitsSchema, ex.limitsExample);
 const limitsOf = (body: LimitsBody): Limits => ({ ...NO_LIMITS, ...body });
 
 const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -25,7 +26,7 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       operationId: 'getAccountLimits', tags, security, summary: 'An account’s limits (null: unlimited)',
       params: Type.Object({ username: Username }),
-      response: { 200: withExamples(LimitsSchema, ex.limitsExample), ...errorResponses(400, 401, 404) },
+      response: { 200: Limits, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => app.limitsStore.get('account', (await findAccount(app.db, request.params.username)).id));
 
@@ -35,7 +36,7 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Applies at once on this node, on others within KEY_CACHE_TTL_MS. The limits hold for all of the account’s keys together.',
       params: Type.Object({ username: Username }),
       body: withExamples(LimitsBodySchema, ex.limitsBodyExample),
-      response: { 200: withExamples(LimitsSchema, ex.limitsExample), ...errorResponses(400, 401, 404) },
+      response: { 200: Limits, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     const account = await findAccount(app.db, request.params.username);
@@ -46,7 +47,7 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       operationId: 'getApiKeyLimits', tags, security, summary: 'An API key’s limits (null: unlimited)',
       params: Type.Object({ id: Uuid }),
-      response: { 200: withExamples(LimitsSchema, ex.limitsExample), ...errorResponses(400, 401, 404) },
+      response: { 200: Limits, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     await keyExists(request.params.id);
@@ -58,7 +59,7 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'setApiKeyLimits', tags, security, summary: 'Set an API key’s limits; they apply on top of its account’s',
       params: Type.Object({ id: Uuid }),
       body: withExamples(LimitsBodySchema, ex.limitsBodyExample),
-      response: { 200: withExamples(LimitsSchema, ex.limitsExample), ...errorResponses(400, 401, 404) },
+      response: { 200: Limits, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     await keyExists(request.params.id);
@@ -70,7 +71,7 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getAccountUsage', tags, security, summary: 'An account’s usage, as GET /v1/usage answers it to the account',
       params: Type.Object({ username: Username }),
       querystring: UsageQuerySchema,
-      response: { 200: withExamples(UsageReportSchema, ex.usageReportExample), ...errorResponses(400, 401, 404) },
+      response: { 200: successResponse('The account’s usage report', UsageReportSchema, ex.usageReportExample), ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     const account = await findAccount(app.db, request.params.username);

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientClosedRequest } from '../../errors.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/chat.js';
-import { errorResponses, withExamples } from '../../schemas/common.js';
+import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { subjectOf } from '../../usage/metering.js';
 import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, textChoice, toChatRequest } from './completion.js';
 import { checkMessages } from './messages.js';
@@ -21,7 +21,7 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
         '400 unsupported_parameter when no candidate can (docs/providers.md has the table). `model` in the answer is the ' +
         'name you asked for; the `x-ladder-model` header has the vendor’s exact model, `x-ladder-provider` the connection.',
       body: withExamples(DirectChatRequestSchema, ex.chatRequestExample),
-      response: { 200: withExamples(ChatCompletionSchema, ex.chatCompletionExample), ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
+      response: { 200: successResponse('The chat completion', ChatCompletionSchema, ex.chatCompletionExample), ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
     },
   }, async (request, reply) => {
     const body = request.body;

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../errors.js';
-import { errorResponses, withExamples } from '../../schemas/common.js';
+import { errorResponses, successResponse } from '../../schemas/common.js';
 
 
 const Status = Type.Object({ status: Type.String() });
-const Alive = withExamples(Status, { status: 'ok' });
-const Ready = withExamples(Status, { status: 'ready' });
+const Alive = successResponse('Alive', Status, { status: 'ok' });
+const Ready = successResponse('Ready to serve', Status, { status: 'ready' });
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/healthz', {

@@ -2,7 +2,7 @@
 // step's output as a chat completion, once the run has ended.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ChatCompletionSchema } from '../../schemas/chat.js';
-import { errorResponses, withExamples } from '../../schemas/common.js';
+import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { checkLadderRunRequest, toLadderMessages } from '../../schemas/ladder-run.js';
 import { LadderChatRequestSchema, LadderParamsSchema } from '../../schemas/ladders.js';
 import { chatCompletion, rejectStreaming, requireUserMessage, textChoice } from '../chat/completion.js';
@@ -23,7 +23,7 @@ const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'The `x-ladder-instance` header names the run’s instance record.',
       params: LadderParamsSchema,
       body: withExamples(LadderChatRequestSchema, ex.ladderChatRequestExample),
-      response: { 200: withExamples(ChatCompletionSchema, ex.ladderCompletionExample), ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
+      response: { 200: successResponse('The ladder’s answer as a chat completion', ChatCompletionSchema, ex.ladderCompletionExample), ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
     },
   }, async (request, reply) => {
     rethrowUnlessParams(request);

@@ -1,7 +1,7 @@
 // Ladder authoring and metadata: list an author's ladders, save, read and delete one.
 // Who may see what, and the single 404 for hidden ladders: docs/ladders-api.md.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, OkSchema, withExamples } from '../../schemas/common.js';
+import { errorResponses, OkSchema, successResponse, withExamples } from '../../schemas/common.js';
 import {
   AuthorParamsSchema,
   LadderListSchema,
@@ -14,7 +14,6 @@ import { rethrowUnlessParams } from './params.js';
 import * as ex from '../../schemas/examples.js';
 
 const tags = ['ladders'];
-const Metadata = withExamples(LadderMetadataSchema, ex.ladderMetadataExample);
 
 const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ladders = app.ladders;
@@ -27,7 +26,7 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: "List an author's public ladders (all of them for the author)",
       description: 'Without config. Ladders the API key may not access are left out; an unknown author has an empty list.',
       params: AuthorParamsSchema,
-      response: { 200: withExamples(LadderListSchema, ex.ladderListExample), ...errorResponses(401) },
+      response: { 200: successResponse('The author’s ladders you may see, without config', LadderListSchema, ex.ladderListExample), ...errorResponses(401) },
     },
   }, async (request) => {
     rethrowUnlessParams(request);
@@ -45,7 +44,10 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'visibilities keep their saved values (new ladders: private). An invalid config is 400 invalid_ladder_config.',
       params: LadderParamsSchema,
       body: withExamples(SaveLadderBodySchema, ex.saveLadderExample),
-      response: { 200: withExamples(LadderMetadataSchema, ex.savedAgainExample), 201: Metadata, ...errorResponses(400, 401, 403, 404, 413) },
+      response: {
+        200: successResponse('A new version was saved', LadderMetadataSchema, ex.savedAgainExample),
+        201: successResponse('The ladder was created (version 1)', LadderMetadataSchema, ex.ladderMetadataExample),
+        ...errorResponses(400, 401, 403, 404, 413) },
     },
   }, async (request, reply) => {
     rethrowUnlessParams(request);
@@ -71,7 +73,7 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
         '`?version=N` describes an earlier saved version (404 ladder_version_not_found if there is none).',
       params: LadderParamsSchema,
       querystring: LadderVersionQuerySchema,
-      response: { 200: Metadata, ...errorResponses(400, 401, 404) },
+      response: { 200: successResponse('The ladder’s metadata', LadderMetadataSchema, ex.ladderMetadataExample), ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     rethrowUnlessParams(request);
@@ -87,7 +89,7 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Delete a ladder and all its versions (owner only)',
       description: 'Its instances are kept.',
       params: LadderParamsSchema,
-      response: { 200: OkSchema, ...errorResponses(401, 403, 404) },
+      response: { 200: successResponse('The ladder and its versions are deleted', OkSchema, { ok: true }), ...errorResponses(401, 403, 404) },
     },
   }, async (request) => {
     rethrowUnlessParams(request);

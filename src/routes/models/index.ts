@@ -7,7 +7,7 @@ import type { VendorModel } from '../../providers/adapters/types.js';
 import { candidatesFor } from '../../providers/catalog.js';
 import { servableModels, type ModelEntry } from '../../providers/model-list.js';
 import type { ProviderConnection } from '../../providers/types.js';
-import { errorResponses, withExamples } from '../../schemas/common.js';
+import { errorResponses, successResponse } from '../../schemas/common.js';
 import { ModelListSchema, ModelParamsSchema, ModelSchema } from '../../schemas/models.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -35,7 +35,7 @@ const modelRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'Built from each vendor’s own model list (cached for a minute), filtered by the provider catalog, under the ' +
         'plain name when plain routing reaches it and as `provider/model`. Vendors without a list (Azure OpenAI ' +
         'deployments, Perplexity) are not listed; their names are still accepted.',
-      response: { 200: withExamples(ModelListSchema, ex.modelListExample), ...errorResponses(401) },
+      response: { 200: successResponse('The models, each under every name it can be asked for', ModelListSchema, ex.modelListExample), ...errorResponses(401) },
     },
   }, async (request) => {
     const connections = await app.connections.forRouting(request.principal.accountId);
@@ -51,7 +51,7 @@ const modelRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'A listed id, or a name a connection without a model list (Azure OpenAI, Perplexity, a vendor that cannot be ' +
         'asked right now) would accept. Anything else is 404 model_not_found.',
       params: ModelParamsSchema,
-      response: { 200: withExamples(ModelSchema, ex.modelExample), ...errorResponses(401, 404) },
+      response: { 200: successResponse('The model', ModelSchema, ex.modelExample), ...errorResponses(401, 404) },
     },
   }, async (request) => {
     const id = request.params['*'];

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { instanceAlreadyFinished, instanceNotFound, internalError } from '../../errors.js';
 import { runCancelled } from '../../ladders/limits.js';
-import { errorResponses, withExamples } from '../../schemas/common.js';
+import { errorResponses, successResponse } from '../../schemas/common.js';
 import { InstanceParamsSchema, InstanceSchema } from '../../schemas/pipelines.js';
 import { instanceView } from './views.js';
 import * as ex from '../../schemas/examples.js';
@@ -23,7 +23,7 @@ const cancelRoute: FastifyPluginAsyncTypebox = async (app) => {
         'a second: the answer may still say `running`, so poll the instance. Cancelling a cancelled instance answers it again; ' +
         'a completed or failed one is 409.',
       params: InstanceParamsSchema,
-      response: { 200: withExamples(InstanceSchema, ex.cancelledInstanceExample), ...errorResponses(401, 404, 409, 500) },
+      response: { 200: successResponse('The instance: cancelled, or running with cancel_requested_at set', InstanceSchema, ex.cancelledInstanceExample), ...errorResponses(401, 404, 409, 500) },
     },
   }, async (request) => {
     const { accountId } = request.principal;

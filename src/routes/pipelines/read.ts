@@ -3,7 +3,7 @@
 // not exist (docs/pipelines.md).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { instanceNotFound, invalidCursor, invalidRequest } from '../../errors.js';
-import { errorResponses, withExamples } from '../../schemas/common.js';
+import { errorResponses, successResponse } from '../../schemas/common.js';
 import {
   InstanceListQuerySchema, InstanceListSchema, InstanceParamsSchema, InstanceSchema, InstanceTraceSchema, type InstanceList,
 } from '../../schemas/pipelines.js';
@@ -46,7 +46,7 @@ const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'An instance: status, progress, usage, and its result or error',
       description: 'Poll this until `status` is `completed`, `failed` or `cancelled`. Synchronous runs are instances too.',
       params: InstanceParamsSchema,
-      response: { 200: withExamples(InstanceSchema, ex.instanceExample), ...errorResponses(401, 404, 500) },
+      response: { 200: successResponse('The instance', InstanceSchema, ex.instanceExample), ...errorResponses(401, 404, 500) },
     },
   }, async (request) => {
     const row = await app.instances.getOwned(request.principal.accountId, request.params.id);
@@ -64,7 +64,7 @@ const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'For a finished run, its recorded trace. While it is pending or running, the steps its worker has reported so far ' +
         '(`partial: true`); prompts and outputs there are excerpts.',
       params: InstanceParamsSchema,
-      response: { 200: withExamples(InstanceTraceSchema, ex.instanceTraceExample), ...errorResponses(401, 404, 500) },
+      response: { 200: successResponse('The trace, by step execution', InstanceTraceSchema, ex.instanceTraceExample), ...errorResponses(401, 404, 500) },
     },
   }, async (request) => {
     const row = await app.instances.getOwned(request.principal.accountId, request.params.id);
@@ -80,7 +80,7 @@ const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: "The account's instances, newest first",
       description: 'Cursor pagination: pass `next_cursor` as `after` while `has_more` is true. Items omit `result`.',
       querystring: InstanceListQuerySchema,
-      response: { 200: withExamples(InstanceListSchema, ex.instanceListExample), ...errorResponses(400, 401, 500) },
+      response: { 200: successResponse('A page of instances, newest first', InstanceListSchema, ex.instanceListExample), ...errorResponses(400, 401, 500) },
     },
   }, async (request): Promise<InstanceList> => {
     const { status, author, template, limit, after } = request.query;

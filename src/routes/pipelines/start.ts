@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { idempotencyKeyReused } from '../../errors.js';
-import { errorResponses, withExamples } from '../../schemas/common.js';
+import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { InstanceStartedSchema, StartInstanceBodySchema, StartInstanceHeadersSchema, type InstanceStarted } from '../../schemas/pipelines.js';
 import type { InstanceRow } from '../../services/instances.js';
 import { checkLadderRunRequest, toLadderMessages } from '../../schemas/ladder-run.js';
@@ -31,7 +31,7 @@ const startRoute: FastifyPluginAsyncTypebox = async (app) => {
         'and the answer is 202 with a `Location` to poll. Send an `Idempotency-Key` to make retries safe.',
       headers: StartInstanceHeadersSchema,
       body: withExamples(StartInstanceBodySchema, ex.startInstanceExample),
-      response: { 202: withExamples(InstanceStartedSchema, ex.instanceStartedExample), ...errorResponses(400, 401, 404, 409, 413, 422, 500) },
+      response: { 202: successResponse('Queued; poll the `Location`. A repeated Idempotency-Key answers this same body, whatever the status is now.', InstanceStartedSchema, ex.instanceStartedExample), ...errorResponses(400, 401, 404, 409, 413, 422, 500) },
     },
   }, async (request, reply) => {
     const { principal } = request;
