@@ -6,6 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorSchema } from '../schemas/common.js';
+import { LADDER_CONFIG, LadderConfigSchema } from '../schemas/ladder-config.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 
@@ -23,8 +24,23 @@ const TAGS = [
 /** Wildcard routes whose path parameter may hold slashes, and the name the document gives it. */
 const WILDCARDS: Record<string, string> = { '/v1/models/*': 'model' };
 
+/**
+ * A copy of a route schema in which every member marked as a ladder config shows the language's
+ * schema; the route's own schema, which accepts any config for the validator to judge, is kept.
+ */
+function showLadderConfigs(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(showLadderConfigs);
+  if (!schema || typeof schema !== 'object') return schema;
+  const node = schema as Record<string, unknown>;
+  if (node.title === LADDER_CONFIG) {
+    return { ...(node.description ? { description: node.description } : {}), allOf: [{ $ref: LADDER_CONFIG }] };
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, showLadderConfigs(value)]));
+}
+
 async function openapi(app: FastifyInstance) {
   app.addSchema(ErrorSchema);
+  app.addSchema(LadderConfigSchema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -46,14 +62,20 @@ async function openapi(app: FastifyInstance) {
       },
       security: [{ apiKey: [] }],
     },
-    // `/v1/models/*` reads better as `/v1/models/{model}`; the id may still contain slashes.
     transform: ({ schema, url }) => {
+      if (!schema) return { schema, url };
+      const withConfigs = {
+        ...schema,
+        ...(schema.body ? { body: showLadderConfigs(schema.body) } : {}),
+        ...(schema.response ? { response: showLadderConfigs(schema.response) } : {}),
+      };
+      // `/v1/models/*` reads better as `/v1/models/{model}`; the id may still contain slashes.
       const name = WILDCARDS[url];
-      if (!name || !schema?.params) return { schema, url };
+      if (!name || !schema.params) return { schema: withConfigs, url };
       const params = schema.params as { properties: Record<string, unknown>; required?: string[] };
       const { '*': wildcard, ...others } = params.properties;
       return {
-        schema: { ...schema, params: { ...params, properties: { ...others, [name]: wildcard }, required: [name] } },
+        schema: { ...withConfigs, params: { ...params, properties: { ...others, [name]: wildcard }, required: [name] } },
         url: url.replace(/\*$/, `:${name}`),
       };
     },

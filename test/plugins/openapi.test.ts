@@ -111,6 +111,18 @@ describe('OpenAPI document and reference page', () => {
     expect(checked).toBeGreaterThan(40);
   });
 
+  it("types the ladder config from the language's schema, wherever a config is sent or answered", () => {
+    const config = doc.components.schemas.LadderConfig as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(config.properties)).toEqual(['name', 'description', 'allowedTargets', 'exit', 'knobs', 'steps', 'executionBudget']);
+    expect(config.required).toEqual(['name', 'exit', 'steps']);
+    const ref = { allOf: [{ $ref: '#/components/schemas/LadderConfig' }] };
+    const body = (path: string, method: string) => (doc.paths[path]![method]!.requestBody!.content['application/json']!.schema as any).properties.config;
+    expect(body('/v1/validate', 'post')).toMatchObject(ref);
+    expect(body('/v1/{author}/{ladder}', 'put')).toMatchObject(ref);
+    const answer = doc.paths['/v1/{author}/{ladder}']!.get!.responses['200']!.content!['application/json']!.schema as any;
+    expect(answer.properties.config).toMatchObject(ref);
+  });
+
   it('is OpenAPI 3 and lists the public API', () => {
     expect(doc.openapi).toMatch(/^3\./);
     for (const path of ['/v1/providers', '/v1/providers/{provider}', '/v1/validate', '/v1/{author}/{ladder}', '/v1/{author}/{ladder}/chat/completions', '/v1/providers/catalog', '/v1/admin/accounts', '/v1/admin/accounts/{username}/api-keys', '/v1/admin/api-keys/{id}', '/v1/chat/completions', '/v1/models', '/v1/models/{model}', '/healthz', '/readyz']) {
