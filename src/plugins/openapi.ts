@@ -1,16 +1,46 @@
 // The OpenAPI 3 document, generated from the route schemas, at /v1/openapi.json, and a
-// browsable API reference at /docs. Registered before the routes so it sees all of them.
+// browsable API reference at /docs that reads it. Registered before the routes so it sees
+// all of them. `npm run lint:openapi` lints the document (README).
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorSchema } from '../schemas/common.js';
+import { LADDER_CONFIG, LadderConfigSchema } from '../schemas/ladder-config.js';
+
+export const OPENAPI_PATH = '/v1/openapi.json';
+
+const TAGS = [
+  { name: 'chat', description: 'OpenAI-compatible chat completions over your own provider keys, with fallback' },
+  { name: 'models', description: 'The models your provider connections can serve' },
+  { name: 'providers', description: 'Your provider connections (bring your own key) and the provider catalog' },
+  { name: 'ladders', description: 'Authoring, validating and running ladders: multi-step LLM workflows' },
+  { name: 'pipelines', description: 'Background ladder runs and the instance record of every run' },
+  { name: 'usage', description: 'Requests, tokens and cost from the usage ledger' },
+  { name: 'admin', description: 'Accounts, API keys and limits; needs the operator’s ADMIN_TOKEN' },
+  { name: 'health', description: 'Liveness and readiness probes' },
+];
 
 /** Wildcard routes whose path parameter may hold slashes, and the name the document gives it. */
 const WILDCARDS: Record<string, string> = { '/v1/models/*': 'model' };
 
+/**
+ * A copy of a route schema in which every member marked as a ladder config shows the language's
+ * schema; the route's own schema, which accepts any config for the validator to judge, is kept.
+ */
+function showLadderConfigs(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(showLadderConfigs);
+  if (!schema || typeof schema !== 'object') return schema;
+  const node = schema as Record<string, unknown>;
+  if (node.title === LADDER_CONFIG) {
+    return { ...(node.description ? { description: node.description } : {}), allOf: [{ $ref: LADDER_CONFIG }] };
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, showLadderConfigs(value)]));
+}
+
 async function openapi(app: FastifyInstance) {
   app.addSchema(ErrorSchema);
+  app.addSchema(LadderConfigSchema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -20,7 +50,10 @@ async function openapi(app: FastifyInstance) {
         description:
           'OpenAI-compatible chat completions over your own provider keys with automatic fallback, and ladders: ' +
           'authored multi-step LLM workflows. Every error uses the envelope `{error: {message, type, code, param}}`.',
+        license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
       },
+      servers: [{ url: '/', description: 'This server' }],
+      tags: TAGS,
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer ldr_live_...`' },
@@ -29,22 +62,33 @@ async function openapi(app: FastifyInstance) {
       },
       security: [{ apiKey: [] }],
     },
-    // `/v1/models/*` reads better as `/v1/models/{model}`; the id may still contain slashes.
     transform: ({ schema, url }) => {
+      if (!schema) return { schema, url };
+      const withConfigs = {
+        ...schema,
+        ...(schema.body ? { body: showLadderConfigs(schema.body) } : {}),
+        ...(schema.response ? { response: showLadderConfigs(schema.response) } : {}),
+      };
+      // `/v1/models/*` reads better as `/v1/models/{model}`; the id may still contain slashes.
       const name = WILDCARDS[url];
-      if (!name || !schema?.params) return { schema, url };
+      if (!name || !schema.params) return { schema: withConfigs, url };
       const params = schema.params as { properties: Record<string, unknown>; required?: string[] };
       const { '*': wildcard, ...others } = params.properties;
       return {
-        schema: { ...schema, params: { ...params, properties: { ...others, [name]: wildcard }, required: [name] } },
+        schema: { ...withConfigs, params: { ...params, properties: { ...others, [name]: wildcard }, required: [name] } },
         url: url.replace(/\*$/, `:${name}`),
       };
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // The plugin points the page at its own /docs/json; a `urls` list takes precedence in Swagger UI,
+  // so the page reads the document where the README says it is.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true, urls: [{ url: OPENAPI_PATH, name: 'Ladder service API' }] },
+  });
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
 }
 
 export default fp(openapi, { name: 'openapi', fastify: '5.x' });

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp, Username, Uuid } from './common.js';
+import { StringEnum, Timestamp, Username, Uuid } from './common.js';
 import { LimitsSchema } from './quotas.js';
 
 export const CreateAccountBodySchema = Type.Object({ username: Username }, { additionalProperties: false });
@@ -8,7 +8,7 @@ export const AccountSchema = Type.Object({ id: Uuid, username: Type.String(), cr
 
 export const LadderAccessSchema = Type.Object(
   {
-    mode: Type.Union([Type.Literal('unrestricted'), Type.Literal('whitelist'), Type.Literal('blacklist')]),
+    mode: StringEnum(['unrestricted', 'whitelist', 'blacklist']),
     ladders: Type.Array(Type.String({ description: '`author/slug`, or `author/*` for all of an author’s ladders' }), {
       default: [],
       maxItems: 1000,

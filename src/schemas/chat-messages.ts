@@ -2,24 +2,18 @@
 // message (role-specific rules are checked in routes/chat/messages.ts), so that a wrong field is
 // named precisely instead of drowning in a failed union.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { StringEnum } from './common.js';
 
 /**
- * Also accepts `null` (OpenAI's "not given"): OpenAPI 3.0's `nullable`, which Ajv reads too. A
- * union of string constants becomes an enum, so that a wrong value still lists the accepted ones.
+ * Also accepts `null` (OpenAI's "not given"): OpenAPI 3.0's `nullable`, which Ajv reads too. An
+ * enum lists null among its values, as OpenAPI 3.0 requires and as Ajv's enum check needs.
  */
 export function orNull<T extends TSchema>(schema: T) {
   const branches = schema.anyOf as TSchema[] | undefined;
-  if (branches?.every((b) => typeof b.const === 'string')) {
-    const { anyOf: _, ...rest } = schema;
-    return Type.Unsafe<Static<T> | null>({ ...rest, type: 'string', enum: branches.map((b) => b.const), nullable: true });
-  }
   if (branches) return Type.Unsafe<Static<T> | null>({ ...schema, anyOf: [...branches, Type.Null()] });
+  if (Array.isArray(schema.enum)) return Type.Unsafe<Static<T> | null>({ ...schema, enum: [...schema.enum, null], nullable: true });
   return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
 }
-
-/** A string enum: one keyword for Ajv and fast-json-stringify, where a union of constants costs a branch each. */
-export const StringEnum = <T extends string>(values: readonly T[], options: Record<string, unknown> = {}) =>
-  Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] });
 
 const CacheBreakpoint = Type.Optional(Type.Object({ mode: Type.Literal('explicit') }, { additionalProperties: false }));
 
@@ -33,7 +27,7 @@ const ImagePart = Type.Object(
     image_url: Type.Object(
       {
         url: Type.String({ minLength: 1, description: 'An https URL or a data: URL' }),
-        detail: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('low'), Type.Literal('high')])),
+        detail: Type.Optional(StringEnum(['auto', 'low', 'high'])),
       },
       { additionalProperties: false },
     ),
@@ -45,7 +39,7 @@ const InputAudioPart = Type.Object(
   {
     type: Type.Literal('input_audio'),
     input_audio: Type.Object(
-      { data: Type.String({ minLength: 1, description: 'Base64 audio' }), format: Type.Union([Type.Literal('wav'), Type.Literal('mp3')]) },
+      { data: Type.String({ minLength: 1, description: 'Base64 audio' }), format: StringEnum(['wav', 'mp3']) },
       { additionalProperties: false },
     ),
     prompt_cache_breakpoint: CacheBreakpoint,
@@ -160,16 +154,14 @@ export type Tool = Static<typeof ToolSchema>;
 
 export const ToolChoiceSchema = Type.Union(
   [
-    Type.Literal('none'),
-    Type.Literal('auto'),
-    Type.Literal('required'),
+    StringEnum(['none', 'auto', 'required']),
     Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String() }, { additionalProperties: false }) }, { additionalProperties: false }),
     Type.Object({ type: Type.Literal('custom'), custom: Type.Object({ name: Type.String() }, { additionalProperties: false }) }, { additionalProperties: false }),
     Type.Object(
       {
         type: Type.Literal('allowed_tools'),
         allowed_tools: Type.Object(
-          { mode: Type.Union([Type.Literal('auto'), Type.Literal('required')]), tools: Type.Array(Type.Object({}, { additionalProperties: true })) },
+          { mode: StringEnum(['auto', 'required']), tools: Type.Array(Type.Object({}, { additionalProperties: true })) },
           { additionalProperties: false },
         ),
       },

@@ -8,9 +8,9 @@ import {
   ToolCallSchema,
   ToolChoiceSchema,
   ToolSchema,
-  StringEnum,
   orNull,
 } from './chat-messages.js';
+import { StringEnum } from './common.js';
 
 export { MessageSchema, MessagesSchema } from './chat-messages.js';
 
@@ -18,7 +18,7 @@ export { MessageSchema, MessagesSchema } from './chat-messages.js';
 export const StreamSchema = Type.Optional(orNull(Type.Boolean({ description: 'Must be omitted, null or false' })));
 
 const Penalty = Type.Number({ minimum: -2, maximum: 2 });
-const Effort = Type.Union(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'].map((e) => Type.Literal(e)));
+const Effort = StringEnum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
 
 /**
  * Every optional member of OpenAI's request besides messages and stream. `null` always means
@@ -27,14 +27,14 @@ const Effort = Type.Union(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 
 export const ChatParameters = {
   audio: Type.Optional(orNull(Type.Object(
     {
-      format: Type.Union(['wav', 'aac', 'mp3', 'flac', 'opus', 'pcm16'].map((f) => Type.Literal(f))),
+      format: StringEnum(['wav', 'aac', 'mp3', 'flac', 'opus', 'pcm16']),
       voice: Type.Union([Type.String(), Type.Object({ id: Type.String() }, { additionalProperties: false })]),
     },
     { additionalProperties: false },
   ))),
   frequency_penalty: Type.Optional(orNull(Penalty)),
   function_call: Type.Optional(Type.Union(
-    [Type.Literal('none'), Type.Literal('auto'), Type.Object({ name: Type.String() }, { additionalProperties: false })],
+    [StringEnum(['none', 'auto']), Type.Object({ name: Type.String() }, { additionalProperties: false })],
     { description: 'Deprecated (use tool_choice): "none", "auto" or {name}' },
   )),
   functions: Type.Optional(Type.Array(
@@ -55,7 +55,7 @@ export const ChatParameters = {
     {},
     { patternProperties: { '^.{1,64}$': Type.String({ maxLength: 512 }) }, additionalProperties: false, maxProperties: 16, description: 'Up to 16 string pairs; stored by OpenAI, a no-op elsewhere' },
   ))),
-  modalities: Type.Optional(orNull(Type.Array(Type.Union([Type.Literal('text'), Type.Literal('audio')]), { minItems: 1, maxItems: 2 }))),
+  modalities: Type.Optional(orNull(Type.Array(StringEnum(['text', 'audio']), { minItems: 1, maxItems: 2 }))),
   moderation: Type.Optional(orNull(Type.Object(
     { model: Type.String(), policy: Type.Optional(Type.Unknown()) },
     { additionalProperties: false, description: 'OpenAI only' },
@@ -69,15 +69,15 @@ export const ChatParameters = {
   presence_penalty: Type.Optional(orNull(Penalty)),
   prompt_cache_key: Type.Optional(orNull(Type.String())),
   prompt_cache_options: Type.Optional(Type.Object(
-    { mode: Type.Optional(Type.Union([Type.Literal('implicit'), Type.Literal('explicit')])), ttl: Type.Optional(Type.Literal('30m')) },
+    { mode: Type.Optional(StringEnum(['implicit', 'explicit'])), ttl: Type.Optional(Type.Literal('30m')) },
     { additionalProperties: false },
   )),
-  prompt_cache_retention: Type.Optional(orNull(Type.Union([Type.Literal('in_memory'), Type.Literal('24h')]))),
+  prompt_cache_retention: Type.Optional(orNull(StringEnum(['in_memory', '24h']))),
   reasoning_effort: Type.Optional(orNull(Effort)),
   response_format: Type.Optional(ResponseFormatSchema),
   safety_identifier: Type.Optional(orNull(Type.String({ maxLength: 64 }))),
   seed: Type.Optional(orNull(Type.Integer())),
-  service_tier: Type.Optional(orNull(Type.Union(['auto', 'default', 'flex', 'scale', 'priority'].map((t) => Type.Literal(t))))),
+  service_tier: Type.Optional(orNull(StringEnum(['auto', 'default', 'flex', 'scale', 'priority']))),
   stop: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String(), { minItems: 1, maxItems: 4 }), Type.Null()], {
     description: 'a string or an array of at most 4 strings',
   })),
@@ -92,10 +92,10 @@ export const ChatParameters = {
   top_logprobs: Type.Optional(orNull(Type.Integer({ minimum: 0, maximum: 20 }))),
   top_p: Type.Optional(orNull(Type.Number({ minimum: 0, maximum: 1 }))),
   user: Type.Optional(Type.String({ description: 'End-user id; sent where the vendor has one, a no-op elsewhere' })),
-  verbosity: Type.Optional(orNull(Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]))),
+  verbosity: Type.Optional(orNull(StringEnum(['low', 'medium', 'high']))),
   web_search_options: Type.Optional(Type.Object(
     {
-      search_context_size: Type.Optional(Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')])),
+      search_context_size: Type.Optional(StringEnum(['low', 'medium', 'high'])),
       user_location: Type.Optional(orNull(Type.Object({}, { additionalProperties: true }))),
     },
     { additionalProperties: false },
@@ -139,7 +139,7 @@ export const AssistantMessageSchema = Type.Object({
 });
 export type AssistantMessage = Static<typeof AssistantMessageSchema>;
 
-export const FinishReasonSchema = StringEnum(['stop', 'length', 'tool_calls', 'content_filter'] as const);
+export const FinishReasonSchema = StringEnum(['stop', 'length', 'tool_calls', 'content_filter']);
 
 export const ChoiceSchema = Type.Object({
   index: Type.Integer(),

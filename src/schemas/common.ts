@@ -1,5 +1,5 @@
 // Schema primitives shared by every resource, and the error envelope every route declares.
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type SchemaOptions, type Static, type TSchema } from '@sinclair/typebox';
 
 /** Lowercase letters, digits and inner hyphens, 3 to 39 characters (an `author` in ladder URLs). */
 export const USERNAME_PATTERN = '^[a-z0-9](?:[a-z0-9-]{1,37})[a-z0-9]$';
@@ -33,6 +33,23 @@ export const ErrorSchema = Type.Object(
   },
   { $id: 'Error', description: 'The error envelope every failure uses' },
 );
+
+/**
+ * A string enum: `{type: 'string', enum}` in the OpenAPI document and one keyword for Ajv (whose
+ * error names the allowed values), where a union of literals shows as `anyOf` of constants.
+ */
+export const StringEnum = <const T extends string>(values: readonly T[], options: SchemaOptions = {}) =>
+  Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] });
+
+/**
+ * The schema as a route declares it, with examples for the OpenAPI document (and Swagger UI's
+ * "Try it out"). Typed, and checked against the schema by test/plugins/openapi.test.ts.
+ */
+export const withExamples = <T extends TSchema>(schema: T, ...examples: Static<T>[]): T => ({ ...schema, examples });
+
+/** A success response as a route declares it: what it means (the response's description) and examples. */
+export const successResponse = <T extends TSchema>(description: string, schema: T, ...examples: Static<T>[]): T =>
+  ({ ...schema, 'x-response-description': description, examples });
 
 export const OkSchema = Type.Object({ ok: Type.Literal(true) });
 

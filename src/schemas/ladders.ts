@@ -1,14 +1,18 @@
 // Ladders: metadata, authoring, validation and ladder chat completions (docs/ladders-api.md).
 import { Type, type Static } from '@sinclair/typebox';
 import { ChatParameters, MessagesSchema, StreamSchema } from './chat.js';
-import { Slug, Timestamp, Username, Uuid } from './common.js';
+import { Slug, StringEnum, Timestamp, Username, Uuid } from './common.js';
+import { LADDER_CONFIG } from './ladder-config.js';
 
-export const VisibilitySchema = Type.Union([Type.Literal('private'), Type.Literal('unlisted'), Type.Literal('public')], {
+export const VisibilitySchema = StringEnum(['private', 'unlisted', 'public'], {
   description: '`private`: the owner only; `unlisted`: anyone with the URL; `public`: anyone, and listed',
 });
 
-/** A ladder config as given to validation and saving; its rules are docs/ladder-language.md. */
-const ConfigSchema = Type.Unknown({ description: 'A ladder config (see docs/ladder-language.md)' });
+/**
+ * A ladder config as given to validation and saving: any value passes the request schema, so that
+ * the validator reports every problem of it at once. The OpenAPI document shows LadderConfigSchema.
+ */
+const ConfigSchema = Type.Unknown({ title: LADDER_CONFIG, description: 'A ladder config (docs/ladder-language.md)' });
 
 const AllowedTargetsSchema = Type.Object(
   { strategy: Type.String({ description: '`universal` (any model) or `constrained`' }) },
@@ -26,7 +30,7 @@ export const LadderMetadataSchema = Type.Object({
   config_visibility: VisibilitySchema,
   created_at: Timestamp,
   updated_at: Timestamp,
-  config: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Only for the owner, or when config_visibility is public' })),
+  config: Type.Optional(Type.Object({}, { additionalProperties: true, title: LADDER_CONFIG, description: 'Only for the owner, or when config_visibility is public' })),
   allowed_targets: Type.Optional(AllowedTargetsSchema),
 });
 export type LadderMetadata = Static<typeof LadderMetadataSchema>;

@@ -1,14 +1,14 @@
 // Background ladder runs: /v1/pipelines/instances (docs/pipelines.md).
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ChatCompletionSchema, ChatParameters, MessagesSchema, StreamSchema } from './chat.js';
-import { Timestamp, Uuid } from './common.js';
+import { StringEnum, Timestamp, Uuid } from './common.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const INSTANCE_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 
-export const InstanceStatusSchema = Type.Union(
-  INSTANCE_STATUSES.map((s) => Type.Literal(s)),
+export const InstanceStatusSchema = StringEnum(
+  INSTANCE_STATUSES,
   { description: '`pending` → `running` → `completed` | `failed` | `cancelled`; `pending` may also become `cancelled`' },
 );
 
@@ -67,7 +67,7 @@ export const InstanceSchema = Type.Object({
   instanceId: Uuid,
   object: Type.Literal('pipeline.instance'),
   status: InstanceStatusSchema,
-  mode: Type.Union([Type.Literal('sync'), Type.Literal('async')], {
+  mode: StringEnum(['sync', 'async'], {
     description: '`sync`: run by POST /v1/{author}/{ladder}/chat/completions; `async`: started here',
   }),
   author: Type.String(),

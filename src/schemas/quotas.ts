@@ -1,6 +1,6 @@
 // Limits of accounts and API keys, and the usage report (docs/quotas.md).
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp } from './common.js';
+import { StringEnum, Timestamp } from './common.js';
 
 const nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>>(schema: T, description: string) =>
   Type.Optional(Type.Union([schema, Type.Null()], { description: `${description}; null or absent: unlimited` }));
@@ -31,7 +31,7 @@ export const UsageQuerySchema = Type.Object(
   {
     start: Type.Optional(Type.String({ description: 'Inclusive: `YYYY-MM-DD` (UTC midnight) or an ISO 8601 date-time. Default: the start of the current UTC month' })),
     end: Type.Optional(Type.String({ description: 'Exclusive: a date-time, or `YYYY-MM-DD` meaning through the end of that UTC day. Default: now' })),
-    group_by: Type.Optional(Type.Union(GROUP_BY.map((g) => Type.Literal(g)), { default: 'day', description: 'How rows are grouped' })),
+    group_by: Type.Optional(StringEnum(GROUP_BY, { default: 'day', description: 'How rows are grouped' })),
   },
   { additionalProperties: false },
 );

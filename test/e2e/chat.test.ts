@@ -57,6 +57,8 @@ beforeAll(async () => {
     USAGE_FLUSH_MS: '600000',
     // Metrics on: the hot-path checks below hold with them (docs/metrics.md).
     METRICS_TOKEN: 'chat-e2e-metrics-token-0123',
+    // No background workers, whose safety-net poll would land among the counted statements.
+    WORKER_CONCURRENCY: '0',
   });
   // Quota windows are read from a clock that stays mid-minute, so no test crosses a window.
   server = await startServer(config, { logStream: logs, database, clock: () => QUOTA_NOW });

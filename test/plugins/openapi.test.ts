@@ -1,9 +1,46 @@
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build, type TestApp } from '../helpers/build.js';
+import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
+import { build, createUser, type TestApp } from '../helpers/build.js';
 
+interface Media {
+  schema: Record<string, unknown>;
+  example?: unknown;
+  examples?: Record<string, { value: unknown }>;
+}
 interface Operation {
+  operationId?: string;
+  summary?: string;
   security?: unknown[];
-  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+  requestBody?: { content: Record<string, Media> };
+  responses: Record<string, { description?: string; content?: Record<string, Media> }>;
+}
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
+
+/** Every operation of the document as [`METHOD path`, operation]. */
+function operationsOf(doc: { paths: Record<string, Record<string, Operation>> }): Array<[string, Operation]> {
+  return Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).filter(([method]) => METHODS.has(method)).map(([method, op]): [string, Operation] => [`${method.toUpperCase()} ${path}`, op]),
+  );
+}
+
+/** A media object's examples, named. */
+function examplesOf(media: Media): Array<[string, unknown]> {
+  const named: Array<[string, unknown]> = Object.entries(media.examples ?? {}).map(([name, e]) => [name, e.value]);
+  return media.example === undefined ? named : [['example', media.example], ...named];
+}
+
+/** Every schema node of a tree that carries an `example`, with where it is. */
+function nestedExamples(schema: unknown, at: string, out: Array<[string, Record<string, unknown>]> = []) {
+  if (Array.isArray(schema)) schema.forEach((s, i) => nestedExamples(s, `${at}[${i}]`, out));
+  else if (schema && typeof schema === 'object') {
+    const node = schema as Record<string, unknown>;
+    if ('example' in node && (typeof node.type === 'string' || node.anyOf || node.properties)) out.push([at, node]);
+    for (const [key, value] of Object.entries(node)) if (key !== 'example') nestedExamples(value, `${at}.${key}`, out);
+  }
+  return out;
 }
 
 describe('OpenAPI document and reference page', () => {
@@ -16,6 +53,75 @@ describe('OpenAPI document and reference page', () => {
     doc = res.json();
   });
   afterAll(() => t.close());
+
+  it('gives every operation a unique camelCase operationId, a summary, and says what each response means', () => {
+    const ids = operationsOf(doc).map(([where, op]) => {
+      expect(op.operationId, `${where} has an operationId`).toMatch(/^[a-z][a-zA-Z]+$/);
+      expect(op.summary, `${where} has a summary`).toBeTruthy();
+      for (const [status, response] of Object.entries(op.responses)) {
+        expect(response.description, `${where} ${status} has a description`).not.toBe('Default Response');
+      }
+      return op.operationId;
+    });
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining([
+      'createChatCompletion', 'listModels', 'retrieveModel', 'startInstance', 'getInstance', 'listInstances', 'cancelInstance',
+      'getInstanceTrace', 'streamInstanceEvents', 'runLadder', 'getLadder', 'saveLadder', 'deleteLadder', 'listLadders',
+      'validateLadderConfig', 'listProviders', 'addProvider',
+    ]));
+  });
+
+  it('shows string unions as enums, never as anyOf of constants', () => {
+    const unions: string[] = [];
+    const walk = (node: unknown, at: string) => {
+      if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${at}[${i}]`));
+      if (!node || typeof node !== 'object') return;
+      const { anyOf } = node as { anyOf?: Array<{ const?: unknown; enum?: unknown[] }> };
+      if (anyOf && anyOf.filter((b) => typeof b.const === 'string' || b.enum?.length === 1).length > 1) unions.push(at);
+      for (const [key, value] of Object.entries(node)) walk(value, `${at}.${key}`);
+    };
+    walk(doc.paths, 'paths');
+    expect(unions).toEqual([]);
+    const effort = (doc.paths['/v1/chat/completions']!.post!.requestBody!.content['application/json']!.schema as any).properties.reasoning_effort;
+    expect(effort).toMatchObject({ type: 'string', nullable: true, enum: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', null] });
+  });
+
+  it('has an example for every request body and success response, each valid against its own schema', () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const check = (where: string, schema: Record<string, unknown>, value: unknown) => {
+      const validate = ajv.compile({ ...schema, components: doc.components });
+      expect(validate(value), `${where}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+    };
+    let checked = 0;
+    for (const [where, op] of operationsOf(doc)) {
+      const media = [
+        ...Object.entries(op.requestBody?.content ?? {}).map(([type, m]) => [`${where} request ${type}`, m] as const),
+        ...Object.entries(op.responses).filter(([status]) => status.startsWith('2'))
+          .flatMap(([status, r]) => Object.entries(r.content ?? {}).map(([type, m]) => [`${where} ${status} ${type}`, m] as const)),
+      ];
+      for (const [at, m] of media) {
+        const examples = examplesOf(m);
+        expect(examples.length, `${at} has an example`).toBeGreaterThan(0);
+        for (const [name, value] of examples) check(`${at} (${name})`, m.schema, value);
+        for (const [path, node] of nestedExamples(m.schema, 'schema')) check(`${at} ${path}`, node, node.example);
+        checked += examples.length;
+      }
+    }
+    expect(checked).toBeGreaterThan(40);
+  });
+
+  it("types the ladder config from the language's schema, wherever a config is sent or answered", () => {
+    const config = doc.components.schemas.LadderConfig as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(config.properties)).toEqual(['name', 'description', 'allowedTargets', 'exit', 'knobs', 'steps', 'executionBudget']);
+    expect(config.required).toEqual(['name', 'exit', 'steps']);
+    const ref = { allOf: [{ $ref: '#/components/schemas/LadderConfig' }] };
+    const body = (path: string, method: string) => (doc.paths[path]![method]!.requestBody!.content['application/json']!.schema as any).properties.config;
+    expect(body('/v1/validate', 'post')).toMatchObject(ref);
+    expect(body('/v1/{author}/{ladder}', 'put')).toMatchObject(ref);
+    const answer = doc.paths['/v1/{author}/{ladder}']!.get!.responses['200']!.content!['application/json']!.schema as any;
+    expect(answer.properties.config).toMatchObject(ref);
+  });
 
   it('is OpenAPI 3 and lists the public API', () => {
     expect(doc.openapi).toMatch(/^3\./);
@@ -70,11 +176,53 @@ describe('OpenAPI document and reference page', () => {
     expect(open.sort()).toEqual(['/healthz', '/readyz', '/v1/providers/catalog']);
   });
 
-  it('serves a human-readable reference at /docs', async () => {
+  it('serves a human-readable reference at /docs, which reads /v1/openapi.json', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/docs' });
     const page = res.statusCode === 302 ? await t.app.inject({ method: 'GET', url: res.headers.location as string }) : res;
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/text\/html/);
     expect(page.body).toContain('swagger');
+    const initializer = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    expect(initializer.statusCode).toBe(200);
+    expect(initializer.body).toContain('"urls":[{"url":"/v1/openapi.json"');
+  });
+});
+
+describe('the documented examples, sent as they are', () => {
+  let t: TestApp;
+  let fake: FakeVendor;
+  let headers: Record<string, string>;
+  let doc: { paths: Record<string, Record<string, Operation>> };
+  const example = (path: string, method: string, status?: string) => {
+    const op = doc.paths[path]![method]!;
+    const media = status ? op.responses[status]!.content!['application/json']! : op.requestBody!.content['application/json']!;
+    return examplesOf(media)[0]![1];
+  };
+  beforeAll(async () => {
+    fake = await startFakeOpenAI({ apiKey: 'sk-docs-example-0123456789' });
+    t = await build({ PROVIDER_BASE_URL_OPENAI: fake.baseUrl });
+    ({ headers } = await createUser(t.app));
+    const connected = await t.app.inject({ method: 'POST', url: '/v1/providers', headers, payload: { provider: 'openai', api_key: 'sk-docs-example-0123456789' } });
+    expect(connected.statusCode).toBe(201);
+    doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it("run as Swagger UI's Try it out sends them: the chat request answers 200", async () => {
+    const body = example('/v1/chat/completions', 'post') as Record<string, unknown>;
+    expect(body.stream).toBeUndefined();
+    const res = await t.app.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload: body });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().object).toBe('chat.completion');
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('validate the example ladder config as valid, as the documented answer says', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/validate', headers, payload: example('/v1/validate', 'post') as object });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(example('/v1/validate', 'post', '200'));
   });
 });

@@ -9,8 +9,9 @@ import {
   CreateApiKeyBodySchema,
   CreatedApiKeySchema,
 } from '../../schemas/admin.js';
-import { errorResponses, OkSchema, Username, Uuid } from '../../schemas/common.js';
+import { errorResponses, OkSchema, Username, Uuid, successResponse, withExamples } from '../../schemas/common.js';
 import adminLimitRoutes from './limits.js';
+import * as ex from '../../schemas/examples.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
@@ -20,18 +21,18 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/accounts', {
     schema: {
-      tags, security, summary: 'Create an account',
-      body: CreateAccountBodySchema,
-      response: { 201: AccountSchema, ...errorResponses(400, 401, 404, 409) },
+      operationId: 'createAccount', tags, security, summary: 'Create an account',
+      body: withExamples(CreateAccountBodySchema, ex.createAccountExample),
+      response: { 201: successResponse('The account was created', AccountSchema, ex.accountExample), ...errorResponses(400, 401, 404, 409) },
     },
   }, async (request, reply) => reply.code(201).send(await createAccount(app.db, request.body.username)));
 
   app.post('/accounts/:username/api-keys', {
     schema: {
-      tags, security, summary: 'Create an API key (the full key is returned only here)',
+      operationId: 'createApiKey', tags, security, summary: 'Create an API key (the full key is returned only here)',
       params: Type.Object({ username: Username }),
-      body: CreateApiKeyBodySchema,
-      response: { 201: CreatedApiKeySchema, ...errorResponses(400, 401, 404) },
+      body: withExamples(CreateApiKeyBodySchema, ex.createApiKeyExample),
+      response: { 201: successResponse('The key was created; `key` is shown only in this answer', CreatedApiKeySchema, ex.createdApiKeyExample), ...errorResponses(400, 401, 404) },
     },
   }, async (request, reply) => {
     const { revoked_at: _, ...created } = await createApiKey(app.db, request.params.username, request.body ?? {});
@@ -40,9 +41,9 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/accounts/:username/api-keys', {
     schema: {
-      tags, security, summary: 'List an account’s API keys (never the keys themselves)',
+      operationId: 'listApiKeys', tags, security, summary: 'List an account’s API keys (never the keys themselves)',
       params: Type.Object({ username: Username }),
-      response: { 200: ApiKeyListSchema, ...errorResponses(400, 401, 404) },
+      response: { 200: successResponse('The account’s keys, revoked ones included, with their limits', ApiKeyListSchema, ex.apiKeyListExample), ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     const keys = await listApiKeys(app.db, request.params.username);
@@ -52,9 +53,9 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/api-keys/:id', {
     schema: {
-      tags, security, summary: 'Revoke an API key; it stops working at once on this node',
+      operationId: 'revokeApiKey', tags, security, summary: 'Revoke an API key; it stops working at once on this node',
       params: Type.Object({ id: Uuid }),
-      response: { 200: OkSchema, ...errorResponses(400, 401, 404) },
+      response: { 200: successResponse('The key is revoked', OkSchema, { ok: true }), ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     const { keyPrefix } = await revokeApiKey(app.db, request.params.id);

@@ -6,12 +6,14 @@ import { apiKeys } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { NO_LIMITS, type Limits } from '../../quotas/limits-store.js';
 import { findAccount } from '../../services/accounts.js';
-import { errorResponses, Username, Uuid } from '../../schemas/common.js';
+import { errorResponses, Username, Uuid, successResponse, withExamples } from '../../schemas/common.js';
 import { LimitsBodySchema, LimitsSchema, UsageQuerySchema, UsageReportSchema, type LimitsBody } from '../../schemas/quotas.js';
 import { usageRange, usageReport } from '../../usage/report.js';
+import * as ex from '../../schemas/examples.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
+const Limits = successResponse('The limits in force; null: unlimited', LimitsSchema, ex.limitsExample);
 const limitsOf = (body: LimitsBody): Limits => ({ ...NO_LIMITS, ...body });
 
 const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -22,19 +24,19 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/accounts/:username/limits', {
     schema: {
-      tags, security, summary: 'An account’s limits (null: unlimited)',
+      operationId: 'getAccountLimits', tags, security, summary: 'An account’s limits (null: unlimited)',
       params: Type.Object({ username: Username }),
-      response: { 200: LimitsSchema, ...errorResponses(400, 401, 404) },
+      response: { 200: Limits, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => app.limitsStore.get('account', (await findAccount(app.db, request.params.username)).id));
 
   app.put('/accounts/:username/limits', {
     schema: {
-      tags, security, summary: 'Set an account’s limits: rates per UTC minute, spend per UTC day and month',
+      operationId: 'setAccountLimits', tags, security, summary: 'Set an account’s limits: rates per UTC minute, spend per UTC day and month',
       description: 'Applies at once on this node, on others within KEY_CACHE_TTL_MS. The limits hold for all of the account’s keys together.',
       params: Type.Object({ username: Username }),
-      body: LimitsBodySchema,
-      response: { 200: LimitsSchema, ...errorResponses(400, 401, 404) },
+      body: withExamples(LimitsBodySchema, ex.limitsBodyExample),
+      response: { 200: Limits, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     const account = await findAccount(app.db, request.params.username);
@@ -43,9 +45,9 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/api-keys/:id/limits', {
     schema: {
-      tags, security, summary: 'An API key’s limits (null: unlimited)',
+      operationId: 'getApiKeyLimits', tags, security, summary: 'An API key’s limits (null: unlimited)',
       params: Type.Object({ id: Uuid }),
-      response: { 200: LimitsSchema, ...errorResponses(400, 401, 404) },
+      response: { 200: Limits, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     await keyExists(request.params.id);
@@ -54,10 +56,10 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.put('/api-keys/:id/limits', {
     schema: {
-      tags, security, summary: 'Set an API key’s limits; they apply on top of its account’s',
+      operationId: 'setApiKeyLimits', tags, security, summary: 'Set an API key’s limits; they apply on top of its account’s',
       params: Type.Object({ id: Uuid }),
-      body: LimitsBodySchema,
-      response: { 200: LimitsSchema, ...errorResponses(400, 401, 404) },
+      body: withExamples(LimitsBodySchema, ex.limitsBodyExample),
+      response: { 200: Limits, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     await keyExists(request.params.id);
@@ -66,10 +68,10 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/accounts/:username/usage', {
     schema: {
-      tags, security, summary: 'An account’s usage, as GET /v1/usage answers it to the account',
+      operationId: 'getAccountUsage', tags, security, summary: 'An account’s usage, as GET /v1/usage answers it to the account',
       params: Type.Object({ username: Username }),
       querystring: UsageQuerySchema,
-      response: { 200: UsageReportSchema, ...errorResponses(400, 401, 404) },
+      response: { 200: successResponse('The account’s usage report', UsageReportSchema, ex.usageReportExample), ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     const account = await findAccount(app.db, request.params.username);

@@ -4,22 +4,24 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientClosedRequest } from '../../errors.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/chat.js';
-import { errorResponses } from '../../schemas/common.js';
+import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { subjectOf } from '../../usage/metering.js';
 import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, textChoice, toChatRequest } from './completion.js';
 import { checkMessages } from './messages.js';
+import * as ex from '../../schemas/examples.js';
 
 const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/completions', {
     schema: {
+      operationId: 'createChatCompletion',
       tags: ['chat'],
       summary: 'Create a chat completion with your own provider keys',
       description:
         "Every member of OpenAI's request is accepted; one a candidate vendor cannot honour skips that vendor, and is " +
         '400 unsupported_parameter when no candidate can (docs/providers.md has the table). `model` in the answer is the ' +
         'name you asked for; the `x-ladder-model` header has the vendor’s exact model, `x-ladder-provider` the connection.',
-      body: DirectChatRequestSchema,
-      response: { 200: ChatCompletionSchema, ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
+      body: withExamples(DirectChatRequestSchema, ex.chatRequestExample),
+      response: { 200: successResponse('The chat completion', ChatCompletionSchema, ex.chatCompletionExample), ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
     },
   }, async (request, reply) => {
     const body = request.body;

@@ -2,26 +2,28 @@
 // step's output as a chat completion, once the run has ended.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ChatCompletionSchema } from '../../schemas/chat.js';
-import { errorResponses } from '../../schemas/common.js';
+import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { checkLadderRunRequest, toLadderMessages } from '../../schemas/ladder-run.js';
 import { LadderChatRequestSchema, LadderParamsSchema } from '../../schemas/ladders.js';
 import { chatCompletion, rejectStreaming, requireUserMessage, textChoice } from '../chat/completion.js';
 import { checkMessages } from '../chat/messages.js';
 import { rethrowUnlessParams } from './params.js';
 import { subjectOf } from '../../usage/metering.js';
+import * as ex from '../../schemas/examples.js';
 
 const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/:author/:ladder/chat/completions', {
     attachValidation: true,
     schema: {
+      operationId: 'runLadder',
       tags: ['ladders'],
       summary: 'Run a ladder and get its answer as a chat completion',
       description:
         'Blocks until the run ends. The last user message is the ladder input; usage is summed over every model call. ' +
         'The `x-ladder-instance` header names the run’s instance record.',
       params: LadderParamsSchema,
-      body: LadderChatRequestSchema,
-      response: { 200: ChatCompletionSchema, ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
+      body: withExamples(LadderChatRequestSchema, ex.ladderChatRequestExample),
+      response: { 200: successResponse('The ladder’s answer as a chat completion', ChatCompletionSchema, ex.ladderCompletionExample), ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
     },
   }, async (request, reply) => {
     rethrowUnlessParams(request);

@@ -1,7 +1,7 @@
 // Ladder authoring and metadata: list an author's ladders, save, read and delete one.
 // Who may see what, and the single 404 for hidden ladders: docs/ladders-api.md.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, OkSchema } from '../../schemas/common.js';
+import { errorResponses, OkSchema, successResponse, withExamples } from '../../schemas/common.js';
 import {
   AuthorParamsSchema,
   LadderListSchema,
@@ -11,6 +11,7 @@ import {
   SaveLadderBodySchema,
 } from '../../schemas/ladders.js';
 import { rethrowUnlessParams } from './params.js';
+import * as ex from '../../schemas/examples.js';
 
 const tags = ['ladders'];
 
@@ -20,11 +21,12 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/:author', {
     attachValidation: true,
     schema: {
+      operationId: 'listLadders',
       tags,
       summary: "List an author's public ladders (all of them for the author)",
       description: 'Without config. Ladders the API key may not access are left out; an unknown author has an empty list.',
       params: AuthorParamsSchema,
-      response: { 200: LadderListSchema, ...errorResponses(401) },
+      response: { 200: successResponse('The author’s ladders you may see, without config', LadderListSchema, ex.ladderListExample), ...errorResponses(401) },
     },
   }, async (request) => {
     rethrowUnlessParams(request);
@@ -34,14 +36,18 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put('/:author/:ladder', {
     attachValidation: true,
     schema: {
+      operationId: 'saveLadder',
       tags,
       summary: 'Create a ladder, or save a new version of it (owner only)',
       description:
         'Answers 201 with version 1 when created, 200 with the next version otherwise. Omitted description and ' +
         'visibilities keep their saved values (new ladders: private). An invalid config is 400 invalid_ladder_config.',
       params: LadderParamsSchema,
-      body: SaveLadderBodySchema,
-      response: { 200: LadderMetadataSchema, 201: LadderMetadataSchema, ...errorResponses(400, 401, 403, 404, 413) },
+      body: withExamples(SaveLadderBodySchema, ex.saveLadderExample),
+      response: {
+        200: successResponse('A new version was saved', LadderMetadataSchema, ex.savedAgainExample),
+        201: successResponse('The ladder was created (version 1)', LadderMetadataSchema, ex.ladderMetadataExample),
+        ...errorResponses(400, 401, 403, 404, 413) },
     },
   }, async (request, reply) => {
     rethrowUnlessParams(request);
@@ -59,6 +65,7 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/:author/:ladder', {
     attachValidation: true,
     schema: {
+      operationId: 'getLadder',
       tags,
       summary: "A ladder's metadata",
       description:
@@ -66,7 +73,7 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
         '`?version=N` describes an earlier saved version (404 ladder_version_not_found if there is none).',
       params: LadderParamsSchema,
       querystring: LadderVersionQuerySchema,
-      response: { 200: LadderMetadataSchema, ...errorResponses(400, 401, 404) },
+      response: { 200: successResponse('The ladder’s metadata', LadderMetadataSchema, ex.ladderMetadataExample), ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
     rethrowUnlessParams(request);
@@ -77,11 +84,12 @@ const ladderRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete('/:author/:ladder', {
     attachValidation: true,
     schema: {
+      operationId: 'deleteLadder',
       tags,
       summary: 'Delete a ladder and all its versions (owner only)',
       description: 'Its instances are kept.',
       params: LadderParamsSchema,
-      response: { 200: OkSchema, ...errorResponses(401, 403, 404) },
+      response: { 200: successResponse('The ladder and its versions are deleted', OkSchema, { ok: true }), ...errorResponses(401, 403, 404) },
     },
   }, async (request) => {
     rethrowUnlessParams(request);

@@ -23,7 +23,7 @@ const metricsRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/metrics', {
     onRequest: requireMetricsToken,
     // An operator's endpoint, like the admin API's token, so it stays out of the public reference.
-    schema: { hide: true, response: { 200: Type.String({ description: 'Prometheus text format 0.0.4' }), ...errorResponses(401) } },
+    schema: { hide: true, operationId: 'scrapeMetrics', response: { 200: Type.String({ description: 'Prometheus text format 0.0.4' }), ...errorResponses(401) } },
   }, async (_request, reply) => {
     const body = await app.metrics.scrape();
     void reply.type(app.metrics.contentType);

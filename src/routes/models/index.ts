@@ -7,8 +7,9 @@ import type { VendorModel } from '../../providers/adapters/types.js';
 import { candidatesFor } from '../../providers/catalog.js';
 import { servableModels, type ModelEntry } from '../../providers/model-list.js';
 import type { ProviderConnection } from '../../providers/types.js';
-import { errorResponses } from '../../schemas/common.js';
+import { errorResponses, successResponse } from '../../schemas/common.js';
 import { ModelListSchema, ModelParamsSchema, ModelSchema } from '../../schemas/models.js';
+import * as ex from '../../schemas/examples.js';
 
 const tags = ['models'];
 
@@ -27,13 +28,14 @@ async function vendorLists(app: FastifyInstance, connections: ProviderConnection
 const modelRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/models', {
     schema: {
+      operationId: 'listModels',
       tags,
       summary: 'The models your provider connections can serve',
       description:
         'Built from each vendor’s own model list (cached for a minute), filtered by the provider catalog, under the ' +
         'plain name when plain routing reaches it and as `provider/model`. Vendors without a list (Azure OpenAI ' +
         'deployments, Perplexity) are not listed; their names are still accepted.',
-      response: { 200: ModelListSchema, ...errorResponses(401) },
+      response: { 200: successResponse('The models, each under every name it can be asked for', ModelListSchema, ex.modelListExample), ...errorResponses(401) },
     },
   }, async (request) => {
     const connections = await app.connections.forRouting(request.principal.accountId);
@@ -42,13 +44,14 @@ const modelRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/models/*', {
     schema: {
+      operationId: 'retrieveModel',
       tags,
       summary: 'One model your provider connections can serve',
       description:
         'A listed id, or a name a connection without a model list (Azure OpenAI, Perplexity, a vendor that cannot be ' +
         'asked right now) would accept. Anything else is 404 model_not_found.',
       params: ModelParamsSchema,
-      response: { 200: ModelSchema, ...errorResponses(401, 404) },
+      response: { 200: successResponse('The model', ModelSchema, ex.modelExample), ...errorResponses(401, 404) },
     },
   }, async (request) => {
     const id = request.params['*'];

@@ -4,9 +4,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { instanceAlreadyFinished, instanceNotFound, internalError } from '../../errors.js';
 import { runCancelled } from '../../ladders/engine/limits.js';
-import { errorResponses } from '../../schemas/common.js';
+import { errorResponses, successResponse } from '../../schemas/common.js';
 import { InstanceParamsSchema, InstanceSchema } from '../../schemas/pipelines.js';
 import { instanceView } from './views.js';
+import * as ex from '../../schemas/examples.js';
 
 // A row moves on at most twice between the attempts (pending → running → finished).
 const ATTEMPTS = 3;
@@ -14,6 +15,7 @@ const ATTEMPTS = 3;
 const cancelRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/instances/:id/cancel', {
     schema: {
+      operationId: 'cancelInstance',
       tags: ['pipelines'],
       summary: 'Cancel a pending or running instance',
       description:
@@ -21,7 +23,7 @@ const cancelRoute: FastifyPluginAsyncTypebox = async (app) => {
         'a second: the answer may still say `running`, so poll the instance. Cancelling a cancelled instance answers it again; ' +
         'a completed or failed one is 409.',
       params: InstanceParamsSchema,
-      response: { 200: InstanceSchema, ...errorResponses(401, 404, 409, 500) },
+      response: { 200: successResponse('The instance: cancelled, or running with cancel_requested_at set', InstanceSchema, ex.cancelledInstanceExample), ...errorResponses(401, 404, 409, 500) },
     },
   }, async (request) => {
     const { accountId } = request.principal;

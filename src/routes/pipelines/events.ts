@@ -8,6 +8,7 @@ import { errorResponses } from '../../schemas/common.js';
 import { EVENT_STREAM_DESCRIPTION, EventStreamHeadersSchema } from '../../schemas/pipeline-events.js';
 import { InstanceParamsSchema } from '../../schemas/pipelines.js';
 import { pumpEvents } from './event-stream.js';
+import * as ex from '../../schemas/examples.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EVENT_ID_RE = /^(0|[1-9][0-9]{0,9})$/;
@@ -25,6 +26,7 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/instances/:id/events', {
     schema: {
+      operationId: 'streamInstanceEvents',
       tags: ['pipelines'],
       summary: 'Watch a pipeline instance live (Server-Sent Events)',
       description: EVENT_STREAM_DESCRIPTION,
@@ -34,7 +36,12 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: {
         200: {
           description: 'The event stream',
-          content: { 'text/event-stream': { schema: Type.String({ description: 'id / event / data lines, and `: keep-alive` comments' }) } },
+          content: {
+            'text/event-stream': {
+              schema: Type.String({ description: 'id / event / data lines, and `: keep-alive` comments' }),
+              example: ex.eventStreamExample,
+            },
+          },
         },
         ...errorResponses(400, 401, 404, 503),
       },

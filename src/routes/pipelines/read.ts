@@ -3,12 +3,13 @@
 // not exist (docs/pipelines.md).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { instanceNotFound, invalidCursor, invalidRequest } from '../../errors.js';
-import { errorResponses } from '../../schemas/common.js';
+import { errorResponses, successResponse } from '../../schemas/common.js';
 import {
   InstanceListQuerySchema, InstanceListSchema, InstanceParamsSchema, InstanceSchema, InstanceTraceSchema, type InstanceList,
 } from '../../schemas/pipelines.js';
 import type { ListPosition } from '../../services/instance-reads.js';
 import { instanceListItem, instanceView, isUnderway, traceView } from './views.js';
+import * as ex from '../../schemas/examples.js';
 
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
@@ -40,11 +41,12 @@ function parseLimit(value: string | undefined): number {
 const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/instances/:id', {
     schema: {
+      operationId: 'getInstance',
       tags: ['pipelines'],
       summary: 'An instance: status, progress, usage, and its result or error',
       description: 'Poll this until `status` is `completed`, `failed` or `cancelled`. Synchronous runs are instances too.',
       params: InstanceParamsSchema,
-      response: { 200: InstanceSchema, ...errorResponses(401, 404, 500) },
+      response: { 200: successResponse('The instance', InstanceSchema, ex.instanceExample), ...errorResponses(401, 404, 500) },
     },
   }, async (request) => {
     const row = await app.instances.getOwned(request.principal.accountId, request.params.id);
@@ -55,13 +57,14 @@ const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/instances/:id/trace', {
     schema: {
+      operationId: 'getInstanceTrace',
       tags: ['pipelines'],
       summary: 'What each step and node of a run did',
       description:
         'For a finished run, its recorded trace. While it is pending or running, the steps its worker has reported so far ' +
         '(`partial: true`); prompts and outputs there are excerpts.',
       params: InstanceParamsSchema,
-      response: { 200: InstanceTraceSchema, ...errorResponses(401, 404, 500) },
+      response: { 200: successResponse('The trace, by step execution', InstanceTraceSchema, ex.instanceTraceExample), ...errorResponses(401, 404, 500) },
     },
   }, async (request) => {
     const row = await app.instances.getOwned(request.principal.accountId, request.params.id);
@@ -72,11 +75,12 @@ const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/instances', {
     schema: {
+      operationId: 'listInstances',
       tags: ['pipelines'],
       summary: "The account's instances, newest first",
       description: 'Cursor pagination: pass `next_cursor` as `after` while `has_more` is true. Items omit `result`.',
       querystring: InstanceListQuerySchema,
-      response: { 200: InstanceListSchema, ...errorResponses(400, 401, 500) },
+      response: { 200: successResponse('A page of instances, newest first', InstanceListSchema, ex.instanceListExample), ...errorResponses(400, 401, 500) },
     },
   }, async (request): Promise<InstanceList> => {
     const { status, author, template, limit, after } = request.query;

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { idempotencyKeyReused } from '../../errors.js';
-import { errorResponses } from '../../schemas/common.js';
+import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { InstanceStartedSchema, StartInstanceBodySchema, StartInstanceHeadersSchema, type InstanceStarted } from '../../schemas/pipelines.js';
 import type { InstanceRow } from '../../services/instances.js';
 import { checkLadderRunRequest, toLadderMessages } from '../../schemas/ladder-run.js';
@@ -11,6 +11,7 @@ import { rejectStreaming, requireUserMessage } from '../chat/completion.js';
 import { subjectOf } from '../../usage/metering.js';
 import { checkMessages } from '../chat/messages.js';
 import { idempotencyKeyOf, requestHash } from './idempotency.js';
+import * as ex from '../../schemas/examples.js';
 
 export const instancePath = (id: string) => `/v1/pipelines/instances/${id}`;
 
@@ -22,14 +23,15 @@ function started(reply: FastifyReply, instance: InstanceRow): InstanceStarted {
 const startRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/instances', {
     schema: {
+      operationId: 'startInstance',
       tags: ['pipelines'],
       summary: 'Start a ladder run in the background',
       description:
         'Every check of `POST /v1/{author}/{ladder}/chat/completions` is made first, with the same answers; then the run is queued ' +
         'and the answer is 202 with a `Location` to poll. Send an `Idempotency-Key` to make retries safe.',
       headers: StartInstanceHeadersSchema,
-      body: StartInstanceBodySchema,
-      response: { 202: InstanceStartedSchema, ...errorResponses(400, 401, 404, 409, 413, 422, 500) },
+      body: withExamples(StartInstanceBodySchema, ex.startInstanceExample),
+      response: { 202: successResponse('Queued; poll the `Location`. A repeated Idempotency-Key answers this same body, whatever the status is now.', InstanceStartedSchema, ex.instanceStartedExample), ...errorResponses(400, 401, 404, 409, 413, 422, 500) },
     },
   }, async (request, reply) => {
     const { principal } = request;

@@ -1,6 +1,6 @@
 // The caller's provider connections (bring your own key).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, OkSchema } from '../../schemas/common.js';
+import { errorResponses, OkSchema, successResponse, withExamples } from '../../schemas/common.js';
 import {
   ConnectionListSchema,
   ConnectionSchema,
@@ -8,6 +8,7 @@ import {
   ProviderParamsSchema,
   UpdateConnectionBodySchema,
 } from '../../schemas/providers.js';
+import * as ex from '../../schemas/examples.js';
 
 const tags = ['providers'];
 
@@ -15,16 +16,20 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const connections = app.connections;
 
   app.get('', {
-    schema: { tags, summary: 'List your provider connections, in routing order', response: { 200: ConnectionListSchema, ...errorResponses(401) } },
+    schema: { operationId: 'listProviders', tags, summary: 'List your provider connections, in routing order', response: { 200: successResponse('Your connections, in routing order', ConnectionListSchema, { data: [ex.connectionExample] }), ...errorResponses(401) } },
   }, async (request) => ({ data: await connections.list(request.principal.accountId) }));
 
   app.post('', {
     schema: {
+      operationId: 'addProvider',
       tags,
       summary: 'Add a provider connection, or update the existing one for that provider',
       description: 'Answers 201 when created, 200 when an existing connection was updated. Omitted priority: 0 for the first connection, else 10 above your highest (at most 1000).',
-      body: CreateConnectionBodySchema,
-      response: { 200: ConnectionSchema, 201: ConnectionSchema, ...errorResponses(400, 401) },
+      body: withExamples(CreateConnectionBodySchema, ex.createConnectionExample),
+      response: {
+        200: successResponse('Your existing connection for that provider was updated', ConnectionSchema, ex.connectionExample),
+        201: successResponse('The connection was created', ConnectionSchema, ex.connectionExample),
+        ...errorResponses(400, 401) },
     },
   }, async (request, reply) => {
     const { connection, created } = await connections.upsert(request.principal.accountId, request.body);
@@ -33,16 +38,17 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.patch('/:provider', {
     schema: {
+      operationId: 'updateProvider',
       tags,
       summary: 'Change fields of a connection; fields left out keep their value',
       params: ProviderParamsSchema,
-      body: UpdateConnectionBodySchema,
-      response: { 200: ConnectionSchema, ...errorResponses(400, 401, 404) },
+      body: withExamples(UpdateConnectionBodySchema, ex.updateConnectionExample),
+      response: { 200: successResponse('The connection as it is now', ConnectionSchema, { ...ex.connectionExample, priority: 20 }), ...errorResponses(400, 401, 404) },
     },
   }, async (request) => connections.update(request.principal.accountId, request.params.provider, request.body ?? {}));
 
   app.delete('/:provider', {
-    schema: { tags, summary: 'Remove a connection', params: ProviderParamsSchema, response: { 200: OkSchema, ...errorResponses(401, 404) } },
+    schema: { operationId: 'removeProvider', tags, summary: 'Remove a connection', params: ProviderParamsSchema, response: { 200: successResponse('The connection is removed', OkSchema, { ok: true }), ...errorResponses(401, 404) } },
   }, async (request) => {
     await connections.remove(request.principal.accountId, request.params.provider);
     return { ok: true as const };
