@@ -25,7 +25,8 @@ export interface UiApp {
   app: FastifyInstance;
   database: Database;
   fake: FakeVendor;
-  /** Every API request the app received, as "METHOD /path". */
+  /** Every API request the app has answered, as "METHOD /path" (recorded once the response is sent,
+   *  so a test that sees one can read what the handler wrote). */
   requests: string[];
   close(): Promise<void>;
 }
@@ -38,7 +39,7 @@ export async function startUiApp(env: Record<string, string> = {}): Promise<UiAp
   const database = await openTestDatabase();
   const fastify = Fastify(fastifyOptions(config));
   const requests: string[] = [];
-  fastify.addHook('onRequest', async (request) => {
+  fastify.addHook('onResponse', async (request) => {
     if (request.url.startsWith('/v1/')) requests.push(`${request.method} ${request.url.split('?')[0]}`);
   });
   await fastify.register(app, { config, database });
