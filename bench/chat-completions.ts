@@ -1,10 +1,12 @@
 // `npm run bench`: what the service adds to a chat completion. The same autocannon load goes
-// (a) straight to a local upstream that answers at once and (b) through the service over
-// HTTPS to that upstream, at 1 and 32 concurrent connections; the difference is our overhead.
+// (a) straight to a local upstream that answers at once, (b) through a bare HTTPS proxy to it
+// (bench/bare-proxy.ts: the floor any Node.js TLS gateway pays on this machine) and (c) through
+// the service over HTTPS to it, at 1 and 32 concurrent connections. Service minus direct is our
+// overhead; service minus floor is what our own code costs above a TLS hop and a proxied call.
 //
-// Three processes, so no two of them share an event loop: this one (load generator), the
-// upstream, and the service as `npm start` runs it (dist/src/server.js, embedded database in
-// a temporary DATA_DIR). Settings: BENCH_DURATION (seconds per run, default 5),
+// Separate processes, so no two of them share an event loop: this one (load generator), the
+// upstream, the bare proxy, and the service as `npm start` runs it (dist/src/server.js,
+// embedded database in a temporary DATA_DIR). Settings: BENCH_DURATION (seconds per run, default 5),
 // BENCH_LOG_LEVEL (the service's LOG_LEVEL, default info as in production), BENCH_METRICS=1 (Prometheus
 // metrics on, through METRICS_TOKEN); NODE_OPTIONS is passed on to the service, to try V8 settings, and
 // BENCH_NODE_ARGS goes on the service's command line (flags NODE_OPTIONS refuses, e.g. --cpu-prof).
@@ -13,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,12 +29,34 @@ const CONCURRENCY = [1, 32];
 const children: ChildProcess[] = [];
 
 interface Run {
-  target: 'direct' | 'service' | 'limited';
+  target: 'direct' | 'floor' | 'service' | 'limited';
   connections: number;
   rps: number;
   p50: number;
   p99: number;
   requests: number;
+  /** CPU time (user + system) the proxying process spent per request; null for direct. */
+  cpuUs: number | null;
+}
+
+// /proc counts CPU time in USER_HZ ticks, 1/100 s on the Linux platforms Node.js supports.
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU time a process has used so far, in µs, from /proc (Linux; null elsewhere). Unlike
+ * latency it hardly moves when other processes share the cores, so it compares builds
+ * measured on a busy machine.
+ */
+function cpuTimeUs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
 }
 
 async function startUpstream(): Promise<string> {
@@ -40,6 +64,16 @@ async function startUpstream(): Promise<string> {
   children.push(child);
   const [message] = (await once(child, 'message')) as [{ port: number }];
   return `http://127.0.0.1:${message.port}`;
+}
+
+/** The bare HTTPS proxy, with the service's own certificate (so both pay the same TLS). */
+async function startBareProxy(upstream: string, dataDir: string): Promise<{ url: string; pid: number | undefined }> {
+  const child = fork(path.join(here, 'bare-proxy.js'), { stdio: 'inherit' });
+  children.push(child);
+  const tlsDir = path.join(dataDir, 'tls');
+  child.send({ upstream, cert: readFileSync(path.join(tlsDir, 'localhost.crt'), 'utf8'), key: readFileSync(path.join(tlsDir, 'localhost.key'), 'utf8') });
+  const [message] = (await once(child, 'message')) as [{ port: number }];
+  return { url: `https://127.0.0.1:${message.port}`, pid: child.pid };
 }
 
 /** A port nobody listens on right now (the service needs it before it can log anything). */
@@ -52,7 +86,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startService(upstream: string, dataDir: string, adminToken: string, dispatcher: Agent): Promise<string> {
+async function startService(upstream: string, dataDir: string, adminToken: string, dispatcher: Agent): Promise<{ url: string; pid: number | undefined }> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -75,7 +109,7 @@ async function startService(upstream: string, dataDir: string, adminToken: strin
     try {
       const res = await request(`${url}/healthz`, { dispatcher });
       await res.body.dump();
-      if (res.statusCode === 200) return url;
+      if (res.statusCode === 200) return { url, pid: child.pid };
     } catch {
       // not listening yet
     }
@@ -115,19 +149,21 @@ function table(runs: Run[]): string {
   const pad = (s: string, n: number) => s.padStart(n);
   const ms = (v: number) => v.toFixed(3);
   const rows = [
-    ['connections', 'target', 'req/s', 'p50 ms', 'p99 ms', 'requests'],
-    ...runs.map((r) => [String(r.connections), r.target, r.rps.toFixed(0), ms(r.p50), ms(r.p99), String(r.requests)]),
+    ['connections', 'target', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'CPU µs/req'],
+    ...runs.map((r) => [String(r.connections), r.target, r.rps.toFixed(0), ms(r.p50), ms(r.p99), String(r.requests), r.cpuUs === null ? '' : r.cpuUs.toFixed(0)]),
   ];
-  const lines = rows.map((row) => row.map((cell, i) => pad(cell, [11, 8, 9, 9, 9, 9][i]!)).join('  '));
+  const lines = rows.map((row) => row.map((cell, i) => pad(cell, [11, 8, 9, 9, 9, 9, 10][i]!)).join('  '));
   lines.splice(1, 0, '-'.repeat(lines[0]!.length));
-  lines.push('', 'Added by the service (service minus direct; limited: a key with every limit set):');
+  lines.push('', 'Added over direct (limited: a key with every limit set), and [over the bare TLS proxy]:');
   for (const c of CONCURRENCY) {
     const direct = runs.find((r) => r.target === 'direct' && r.connections === c)!;
-    for (const target of ['service', 'limited'] as const) {
+    const floor = runs.find((r) => r.target === 'floor' && r.connections === c)!;
+    for (const target of ['floor', 'service', 'limited'] as const) {
       const service = runs.find((r) => r.target === target && r.connections === c)!;
+      const overFloor = target === 'floor' ? '' : ` [p50 +${ms(service.p50 - floor.p50)} ms, ${floor.rps.toFixed(0)} req/s]`;
       lines.push(
         `  ${pad(String(c), 2)} connection${c === 1 ? ' ' : 's'} ${target.padEnd(7)}: p50 +${ms(service.p50 - direct.p50)} ms, p99 +${ms(service.p99 - direct.p99)} ms, ` +
-          `throughput ${service.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s`,
+          `throughput ${service.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s${overFloor}`,
       );
     }
   }
@@ -142,8 +178,10 @@ async function main(): Promise<void> {
   try {
     const upstream = await startUpstream();
     process.stdout.write(`upstream  ${upstream}\nstarting the service (embedded database in ${dataDir}) ...\n`);
-    const service = await startService(upstream, dataDir, adminToken, tls);
+    const { url: service, pid: servicePid } = await startService(upstream, dataDir, adminToken, tls);
     process.stdout.write(`service   ${service} (LOG_LEVEL=${LOG_LEVEL})\n`);
+    const { url: floor, pid: floorPid } = await startBareProxy(upstream, dataDir);
+    process.stdout.write(`floor     ${floor} (bare HTTPS proxy)\n`);
 
     const admin = { authorization: `Bearer ${adminToken}` };
     const username = `bench-${randomBytes(3).toString('hex')}`;
@@ -162,21 +200,32 @@ async function main(): Promise<void> {
 
     const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 });
     const targets = [
-      { target: 'direct' as const, url: `${upstream}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' } },
-      { target: 'service' as const, url: `${service}/v1/chat/completions`, headers: auth },
-      { target: 'limited' as const, url: `${service}/v1/chat/completions`, headers: { authorization: `Bearer ${limitedKey.key}` } },
+      { target: 'direct' as const, url: `${upstream}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' }, pid: undefined },
+      { target: 'floor' as const, url: `${floor}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' }, pid: floorPid },
+      { target: 'service' as const, url: `${service}/v1/chat/completions`, headers: auth, pid: servicePid },
+      { target: 'limited' as const, url: `${service}/v1/chat/completions`, headers: { authorization: `Bearer ${limitedKey.key}` }, pid: servicePid },
     ];
-    const answer = await call(tls, targets[1]!.url, auth, JSON.parse(body));
+    const answer = await call(tls, `${service}/v1/chat/completions`, auth, JSON.parse(body));
     if (!String(answer.id).startsWith('ldr-chat-')) throw new Error(`unexpected answer: ${JSON.stringify(answer)}`);
+
+    // The service's code paths are compiled by the JIT after a few thousand requests; warm it
+    // (and the bare proxy) once, so that the first measured run is not the one paying for it.
+    for (const { target, url, headers } of targets) if (target !== 'direct') await load(url, headers, body, 8, 3);
 
     const runs: Run[] = [];
     for (const connections of CONCURRENCY) {
-      for (const { target, url, headers } of targets) {
+      for (const { target, url, headers, pid } of targets) {
         // Warm-up: connection pools, caches and the JIT; not measured.
         await load(url, headers, body, connections, 1);
+        const cpuBefore = cpuTimeUs(pid);
         const result = await load(url, headers, body, connections, DURATION_S);
-        runs.push({ target, connections, ...result });
-        process.stdout.write(`  ${target} x${connections}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, p99 ${result.p99.toFixed(3)} ms\n`);
+        const cpuAfter = cpuTimeUs(pid);
+        const cpuUs = cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / result.requests;
+        runs.push({ target, connections, ...result, cpuUs });
+        process.stdout.write(
+          `  ${target} x${connections}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, p99 ${result.p99.toFixed(3)} ms` +
+            `${cpuUs === null ? '' : `, ${cpuUs.toFixed(0)} µs CPU per request`}\n`,
+        );
       }
     }
     process.stdout.write(`\n${table(runs)}\n`);

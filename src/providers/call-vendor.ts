@@ -37,6 +37,9 @@ export interface VendorSuccess {
 }
 
 const ERROR_BODY_LIMIT = 64 * 1024;
+// What JSON text needs to carry a NUL or a lone surrogate: a \u escape, or a raw NUL or surrogate.
+// eslint-disable-next-line no-control-regex -- NUL is exactly what must be found
+const MAYBE_UNSTORABLE = /\\u|[\u0000\ud800-\udfff]/;
 const TIMED_OUT = Symbol('timed out');
 
 export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
@@ -86,7 +89,9 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
     if (parsed === undefined) throw transportError(provider, 'bad_response', 'response is not valid JSON', status, requestId);
     try {
       // Vendor text may hold what no database column takes (NUL, lone surrogates): made storable once, here.
-      return { output: storableJson(adapter.fromVendor(parsed, call.request)), status, requestId };
+      // A body with no escape and no surrogate at all cannot hold either, and is not walked again.
+      const output = adapter.fromVendor(parsed, call.request);
+      return { output: MAYBE_UNSTORABLE.test(text) ? storableJson(output) : output, status, requestId };
     } catch (error) {
       const why = error instanceof ShapeError ? error.message : 'could not be read';
       throw transportError(provider, 'bad_response', `unexpected response shape: ${why}`, status, requestId);

@@ -4,10 +4,10 @@
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../errors.js';
 import { costOf, type PriceTable } from '../pricing/prices.js';
-import type { ChatRequest, ChatResult, ModelCall } from '../providers/types.js';
+import type { ChatRequest, ChatResult, ModelCall, Usage } from '../providers/types.js';
 import type { QuotaGate, QuotaSubject } from '../quotas/gate.js';
 import type { Clock } from '../quotas/windows.js';
-import type { Ledger } from './ledger.js';
+import type { Ledger, UsageEntry } from './ledger.js';
 
 /** Completion tokens assumed for the token estimate of a call that sets no max_tokens. */
 export const DEFAULT_COMPLETION_ESTIMATE = 256;
@@ -49,17 +49,29 @@ export function createMetering(deps: MeteringDeps) {
 
   async function metered(subject: QuotaSubject, request: ChatRequest, call: () => Promise<ChatResult>, ladder: Omit<LadderCallContext, 'subject'> | null) {
     const admission = await gate.admit(subject, estimateTokens(request));
-    const base = { accountId: subject.accountId, apiKeyId: subject.apiKeyId, model: request.model, ladder: ladder?.ladder ?? null, instanceId: ladder?.instanceId ?? null };
+    // Every member spelt out: `{ ...base, more }` takes a slow path in Node 20's V8 (µs per call).
+    const entry = (provider: string | null, usage: Usage, costUsd: number, outcome: string): UsageEntry => ({
+      at: clock(),
+      accountId: subject.accountId,
+      apiKeyId: subject.apiKeyId,
+      model: request.model,
+      ladder: ladder?.ladder ?? null,
+      instanceId: ladder?.instanceId ?? null,
+      provider,
+      usage,
+      costUsd,
+      outcome,
+    });
     try {
       const result = await call();
       const costUsd = costOf(request.model, result.usage, prices);
       admission.settle(result.usage);
-      ledger.record({ ...base, at: clock(), provider: result.provider, usage: result.usage, costUsd, outcome: 'ok' });
+      ledger.record(entry(result.provider, result.usage, costUsd, 'ok'));
       observe?.(ladder ? 'ladder' : 'direct', true, costUsd);
       return { result, costUsd, admission };
     } catch (error) {
       admission.settle(null);
-      ledger.record({ ...base, at: clock(), provider: null, usage: noUsage, costUsd: 0, outcome: errorCode(error) });
+      ledger.record(entry(null, noUsage, 0, errorCode(error)));
       observe?.(ladder ? 'ladder' : 'direct', false, 0);
       throw error;
     }

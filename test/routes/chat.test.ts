@@ -136,6 +136,11 @@ describe('chat completions: request validation', () => {
       seed: 7,
       stop: null,
       stream: false,
+      // enum members whose null is an enum value in the schema (OpenAPI 3.0 nullable enums)
+      reasoning_effort: null,
+      service_tier: null,
+      verbosity: null,
+      prompt_cache_retention: null,
     });
     expect(res.statusCode).toBe(200);
     expect(res.json().choices[0].message.content).toBe('echo: Hello');

@@ -95,6 +95,17 @@ describe('GET /v1/usage', () => {
     for (const row of rows) {
       expect(row).toMatchObject({ ladder: `${user.username}/refine`, instance_id: run.headers['x-ladder-instance'], provider: 'openai', model: 'gpt-4o-mini', outcome: 'ok', api_key_id: user.keyId });
     }
+    // A direct call: no ladder, no instance, and the time the clock gave.
+    const direct = await h.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: user.headers, payload: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] } });
+    expect(direct.statusCode).toBe(200);
+    await h.app.usageLedger.flush();
+    const [row] = await h.testApp.database.query<Record<string, unknown>>(
+      'select * from usage_records where account_id = $1 and ladder is null',
+      [user.id],
+    );
+    expect(row).toMatchObject({ ladder: null, instance_id: null, provider: 'openai', model: 'gpt-4o-mini', outcome: 'ok', api_key_id: user.keyId });
+    expect(new Date(row!.created_at as string).getTime()).toBe(h.clock.ms);
+    expect(row!.cost_usd).toBeCloseTo(Number(direct.headers['x-ladder-cost-usd']), 8);
   });
 
   it('defaults to the current UTC month; rejects bad dates and ranges with 400', async () => {
@@ -108,11 +119,19 @@ describe('GET /v1/usage', () => {
       ['end=2026-09-01T10:00:00', 'end'],
       ['start=2026-09-10&end=2026-09-09', 'end'],
       ['start=2024-01-01&end=2026-01-01', 'end'],
+      // Instants the database cannot take: the year 0, the end of 9999-12-31, 0001-01-01 at +01:00.
+      ['start=0000-12-31&end=0000-12-31', 'start'],
+      ['start=9999-12-31&end=9999-12-31', 'end'],
+      ['start=0001-01-01T00:00:00%2B01:00&end=0001-01-02', 'start'],
     ]) {
       const res = await h.app.inject({ method: 'GET', url: `/v1/usage?${query}`, headers: user.headers });
       expect(res.statusCode, query).toBe(400);
       expect(res.json().error.param, query).toBe(param);
     }
+    const edges = await usage(user.headers, 'start=0001-01-01&end=0001-01-01');
+    expect(edges).toEqual({ object: 'list', data: [], start: '0001-01-01T00:00:00.000Z', end: '0001-01-02T00:00:00.000Z' });
+    const last = await usage(user.headers, 'start=9999-12-31&end=9999-12-31T23:59:59.999Z');
+    expect(last).toEqual({ object: 'list', data: [], start: '9999-12-31T00:00:00.000Z', end: '9999-12-31T23:59:59.999Z' });
     const badGroup = await h.app.inject({ method: 'GET', url: '/v1/usage?group_by=week', headers: user.headers });
     expect(badGroup.statusCode).toBe(400);
     expect((await h.app.inject({ method: 'GET', url: '/v1/usage' })).statusCode).toBe(401);

@@ -121,7 +121,7 @@ async function runStep(level: Level, step: ModelStep, limiter: Limiter, groupId?
       const self = earlier ? { stepId: step.id, outputs: earlier } : undefined;
       const prompt = buildPrompt(step, memory.sources(level.input, knobs, node, self));
       const key = callKey(level.lineage, memory.pass, step.id, node);
-      return { node, text: await engine.run.callNode(trace, { ...place, node, key }, prompt, step.continueIf) };
+      return { node, text: await engine.run.callNode(trace, Object.assign({}, place, { node, key }), prompt, step.continueIf) };
     });
 
   let outputs: NodeOutput[];

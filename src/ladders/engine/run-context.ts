@@ -67,7 +67,7 @@ export class RunContext implements MemoryMeter {
   }
 
   openStep(entry: Omit<StepTrace, 'nodes'>): StepTrace {
-    const step: StepTrace = { ...entry, nodes: [] };
+    const step: StepTrace = Object.assign({}, entry, { nodes: [] });
     this.trace.push(step);
     return step;
   }

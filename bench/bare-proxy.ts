@@ -1,0 +1,40 @@
+// The least a Node.js TLS gateway can do, for the benchmark's `floor` row: an HTTPS server
+// that reads the request body, forwards it with undici to the upstream over a kept-alive
+// connection, and returns the answer. No routing, validation, keys, quotas or logs. What the
+// service adds over this is the cost of our own code; what this adds over `direct` is the
+// machine's price of one TLS hop and one proxied HTTP call. Run as a child process; it gets
+// the upstream and the certificate over IPC and reports its port back.
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
+
+interface Setup {
+  upstream: string;
+  key: string;
+  cert: string;
+}
+
+process.once('message', (setup: Setup) => {
+  const dispatcher = new Agent({ keepAliveTimeout: 60_000 });
+  const target = `${setup.upstream}/v1/chat/completions`;
+  const server = createServer({ key: setup.key, cert: setup.cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      request(target, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: Buffer.concat(chunks) })
+        .then(async (upstream) => {
+          const body = Buffer.from(await upstream.body.arrayBuffer());
+          res.writeHead(upstream.statusCode, { 'content-type': 'application/json', 'content-length': String(body.length) });
+          res.end(body);
+        })
+        .catch(() => {
+          res.writeHead(502).end();
+        });
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    process.send?.({ port: (server.address() as AddressInfo).port });
+  });
+});
+process.on('disconnect', () => process.exit(0));
