@@ -71,6 +71,10 @@ export const invalidCursor = () =>
 export const internalError = () =>
   new ApiError(500, 'api_error', 'internal_error', 'The server had an error while processing your request.');
 
+/** The database did not answer (down, restarting, out of connections): retry shortly. */
+export const databaseUnavailable = () =>
+  new ApiError(503, 'api_error', 'database_unavailable', 'The database is not reachable; retry the request.', null, { 'retry-after': '1' });
+
 /** The caller hung up before the answer was ready (nginx's 499); nobody reads the body. */
 export const clientClosedRequest = () =>
   new ApiError(499, 'invalid_request_error', 'client_closed_request', 'The client closed the connection before the response was ready.');

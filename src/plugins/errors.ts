@@ -4,7 +4,8 @@
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError, internalError, invalidRequest } from '../errors.js';
+import { ApiError, databaseUnavailable, internalError, invalidRequest } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { createRouteIndex } from './route-index.js';
 import { validationError } from './validation-errors.js';
 
@@ -81,6 +82,9 @@ export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
   if (NUL_REFUSED.has(sqlState(error) ?? '')) {
     return invalidRequest('invalid_characters', 'Text in the request contains the NUL character (\\u0000), which cannot be stored.');
+  }
+  if (isDatabaseUnavailable(error)) {
+    return databaseUnavailable();
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');

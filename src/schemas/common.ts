@@ -55,5 +55,6 @@ export const OkSchema = Type.Object({ ok: Type.Literal(true) });
 
 /** Response schemas for the error statuses a route can answer, for the OpenAPI document. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
-  return Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')]));
+  // Every such route may also answer 503: shutting_down, or database_unavailable while the database does not answer.
+  return Object.fromEntries([...new Set([...statuses, 503])].map((s) => [s, Type.Ref('Error')]));
 }

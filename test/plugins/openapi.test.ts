@@ -133,11 +133,11 @@ describe('OpenAPI document and reference page', () => {
 
   it('documents the background-run paths with every status they answer', () => {
     const codes = (path: string, method: string) => Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
-    expect(codes('/v1/pipelines/instances', 'post')).toEqual(['202', '400', '401', '404', '409', '413', '422', '500']);
-    expect(codes('/v1/pipelines/instances', 'get')).toEqual(['200', '400', '401', '500']);
-    expect(codes('/v1/pipelines/instances/{id}', 'get')).toEqual(['200', '401', '404', '500']);
-    expect(codes('/v1/pipelines/instances/{id}/trace', 'get')).toEqual(['200', '401', '404', '500']);
-    expect(codes('/v1/pipelines/instances/{id}/cancel', 'post')).toEqual(['200', '401', '404', '409', '500']);
+    expect(codes('/v1/pipelines/instances', 'post')).toEqual(['202', '400', '401', '404', '409', '413', '422', '500', '503']);
+    expect(codes('/v1/pipelines/instances', 'get')).toEqual(['200', '400', '401', '500', '503']);
+    expect(codes('/v1/pipelines/instances/{id}', 'get')).toEqual(['200', '401', '404', '500', '503']);
+    expect(codes('/v1/pipelines/instances/{id}/trace', 'get')).toEqual(['200', '401', '404', '500', '503']);
+    expect(codes('/v1/pipelines/instances/{id}/cancel', 'post')).toEqual(['200', '401', '404', '409', '500', '503']);
     const started = doc.paths['/v1/pipelines/instances']!.post! as Operation & { responses: Record<string, { headers?: Record<string, unknown> }> };
     expect(Object.keys(started.responses['202']!.headers ?? {})).toContain('location');
   });

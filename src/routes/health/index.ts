@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../errors.js';
+import { databaseUnavailable } from '../../errors.js';
 import { errorResponses, successResponse } from '../../schemas/common.js';
-
 
 const Status = Type.Object({ status: Type.String() });
 const Alive = successResponse('Alive', Status, { status: 'ok' });
@@ -20,7 +19,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await app.database.ping();
     } catch (err) {
       request.log.warn({ err }, 'readiness check failed');
-      throw new ApiError(503, 'api_error', 'database_unavailable', 'The database is not reachable.');
+      throw databaseUnavailable();
     }
     return { status: 'ready' };
   });
