@@ -6,7 +6,8 @@
 //   2. pickup: pending insert to `running` on an idle process (database clock);
 //   3. throughput: one-call instances completed per second by one process.
 // The service runs in this process (startServer), so the bench can insert pending rows into
-// the embedded database it holds. BENCH_RUNS (default 30), BENCH_INSTANCES (default 2000).
+// the embedded database it holds. BENCH_RUNS (default 30), BENCH_INSTANCES (default 2000);
+// WORKER_CONCURRENCY, when set, replaces the default for the throughput figure.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -42,6 +43,7 @@ const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 };
+const signed = (ms: number) => `${ms < 0 ? '-' : '+'}${Math.abs(ms).toFixed(3)}`;
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -64,7 +66,7 @@ async function benchDatabase(label: string, upstream: string, databaseUrl: strin
   const adminToken = randomBytes(24).toString('hex');
   const config = loadConfig({
     PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', PROVIDER_BASE_URL_OPENAI: `${upstream}/v1`,
-    LADDER_MAX_CONCURRENT_CALLS: '1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    LADDER_MAX_CONCURRENT_CALLS: '1', ...(process.env.WORKER_CONCURRENCY ? { WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY } : {}), ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
   const tls = new Agent({ connect: { rejectUnauthorized: false } });
   let server: RunningServer | null = null;
@@ -137,8 +139,8 @@ async function benchDatabase(label: string, upstream: string, databaseUrl: strin
     lines.push(
       `${label}: 32-call ladder, ${RUNS} runs each, mean per model call:`,
       `  interpreter alone (no database)      ${perCall(bare).toFixed(3)} ms`,
-      `  synchronous run (lease, checkpoints) ${perCall(syncMs).toFixed(3)} ms  (+${(perCall(syncMs) - perCall(bare)).toFixed(3)} ms over the interpreter alone)`,
-      `  background run (claimed by a worker) ${perCall(asyncMs).toFixed(3)} ms  (+${(perCall(asyncMs) - perCall(syncMs)).toFixed(3)} ms over synchronous, +${(perCall(asyncMs) - perCall(bare)).toFixed(3)} ms over the interpreter alone)`,
+      `  synchronous run (lease, checkpoints) ${perCall(syncMs).toFixed(3)} ms  (${signed(perCall(syncMs) - perCall(bare))} ms over the interpreter alone)`,
+      `  background run (claimed by a worker) ${perCall(asyncMs).toFixed(3)} ms  (${signed(perCall(asyncMs) - perCall(syncMs))} ms over synchronous, ${signed(perCall(asyncMs) - perCall(bare))} ms over the interpreter alone)`,
     );
 
     // 2. Pickup on an idle process.

@@ -7,11 +7,19 @@ import { instanceEvents } from '../db/schema.js';
 export type InstanceEvent = typeof instanceEvents.$inferSelect;
 
 /**
- * Writers may `pg_notify('ladder_instance_events', <instance id>)` after committing events, so
- * that streams read them at once; streams also poll, so a writer that never notifies is only
- * slower to show, never lost.
+ * Writers `pg_notify('ladder_instance_events', <instance id>)` with their events, so that streams
+ * read them at once; streams also poll, so a notice that is lost only delays them.
  */
 export const EVENTS_CHANNEL = 'ladder_instance_events';
+
+/**
+ * For a statement that inserts events in a CTE `events` (`RETURNING instance_id`): announces them
+ * on commit, once per instance, whatever the batch's size. The statement must read `notice`
+ * (say `(SELECT count(*) FROM notice)`): PostgreSQL skips a plain SELECT in a CTE nobody reads.
+ */
+export const EVENTS_NOTICE_CTE = `notice AS (
+  SELECT pg_notify('${EVENTS_CHANNEL}', batch.instance_id::text) FROM (SELECT DISTINCT instance_id FROM events) batch
+)`;
 
 export const TERMINAL_EVENT_TYPES = new Set(['instance.completed', 'instance.failed', 'instance.cancelled']);
 
@@ -67,6 +75,10 @@ export function createEventWakeups(database: Pick<Database, 'listen'>, onError: 
         set.delete(wake);
         if (set.size === 0 && waiters.get(instanceId) === set) waiters.delete(instanceId);
       };
+    },
+    /** Resolves once the LISTEN is in place, or has failed (streams then only poll). */
+    async listening(): Promise<void> {
+      await subscription;
     },
     async close(): Promise<void> {
       closed = true;

@@ -4,6 +4,7 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/client.js';
 import { instances } from '../db/schema.js';
+import { EVENTS_NOTICE_CTE } from '../services/instance-events.js';
 import type { InstanceRow, NewInstance } from '../services/instances.js';
 import { interruptedMessages, RUN_INTERRUPTED } from './errors.js';
 
@@ -79,8 +80,9 @@ WITH doomed AS (
   SELECT f.id, coalesce((SELECT max(seq) FROM instance_events e WHERE e.instance_id = f.id), 0) + 1, 'instance.failed',
     jsonb_build_object('model_calls', f.model_calls, 'usage', f.usage, 'spend_usd', f.spend_usd, 'error', f.error)
   FROM failed f
-)
-SELECT id FROM failed`;
+  RETURNING instance_id
+), ${EVENTS_NOTICE_CTE}
+SELECT id, (SELECT count(*)::int FROM notice) AS notified FROM failed`;
 
 export interface ClaimOptions {
   /** Who holds the lease: this process. */

@@ -1,11 +1,13 @@
 // Everything a held run writes: checkpoints, events, progress and its outcome. Every write is
 // one statement that first updates the instance row WHERE its fence is still ours, so a process
 // that lost the run can no longer change anything (the row lock orders it after a takeover).
-// Writes of one run go out one at a time, so event numbers commit in order.
+// Writes of one run go out one at a time, so event numbers commit in order; each statement that
+// writes events also announces them (EVENTS_NOTICE_CTE), which wakes the streams watching.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
 import type { NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
 import type { Usage } from '../providers/types.js';
+import { EVENTS_NOTICE_CTE } from '../services/instance-events.js';
 import { wellFormedJson, wellFormedText } from '../unicode.js';
 import type { RecordedCalls } from './checkpoints.js';
 import { leaseLost } from './errors.js';
@@ -47,8 +49,9 @@ WITH held AS (
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($14::text::jsonb) AS e(seq int, type text, data jsonb)
-)
-SELECT count(*)::int AS held FROM held`;
+  RETURNING instance_id
+), ${EVENTS_NOTICE_CTE}
+SELECT (SELECT count(*)::int FROM held) AS held, (SELECT count(*)::int FROM notice) AS notified`;
 
 const FINISH_SQL = `
 WITH held AS (
@@ -61,8 +64,9 @@ WITH held AS (
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($11::text::jsonb) AS e(seq int, type text, data jsonb)
-)
-SELECT finished_at FROM held`;
+  RETURNING instance_id
+), ${EVENTS_NOTICE_CTE}
+SELECT finished_at, (SELECT count(*)::int FROM notice) AS notified FROM held`;
 
 // A release is not a failed attempt: the attempt is given back, and the fence moves on so
 // that nothing this process still had in flight can land.
@@ -75,8 +79,9 @@ WITH held AS (
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($3::text::jsonb) AS e(seq int, type text, data jsonb)
-)
-SELECT count(*)::int AS held FROM held`;
+  RETURNING instance_id
+), ${EVENTS_NOTICE_CTE}
+SELECT (SELECT count(*)::int FROM held) AS held, (SELECT count(*)::int FROM notice) AS notified`;
 
 const excerpt = (text: string) => text.slice(0, EVENT_EXCERPT_CHARS);
 // PostgreSQL stores neither NUL nor lone surrogates; one odd character must not fail a write.

@@ -18,7 +18,7 @@
  *
  * Steps (Script): reply (scripted content/finish/usage, optionally after delayMs), tool-call (the model calls tools, in the
  * vendor's own form: OpenAI tool_calls, Anthropic tool_use blocks, Gemini functionCall parts), error (status with the vendor's error
- * body, optional retry-after), delay (wait, then echo), reset (TCP reset, no response),
+ * body, optional retry-after), delay (wait, then echo), hold (echo once the test's promise settles), reset (TCP reset, no response),
  * malformed (200 with invalid JSON), wrong-shape (200, valid JSON, not the vendor's shape),
  * redirect (3xx with Location), raw (anything), greedy (echo, but reports as many completion tokens
  * as the request allowed: its max_tokens, or 1,000,000 when it set none).
@@ -35,6 +35,7 @@ export type Script =
   | { kind: 'tool-call'; calls: FakeToolCall[]; content?: string }
   | { kind: 'error'; status: number; message?: string; retryAfter?: string }
   | { kind: 'delay'; ms: number }
+  | { kind: 'hold'; until: Promise<unknown> }
   | { kind: 'greedy' }
   | { kind: 'reset' }
   | { kind: 'malformed' }
@@ -190,6 +191,13 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
       case 'delay': {
         const timer = setTimeout(() => sendJson(res, 200, dialect.success(echo(), recorded, n)), step.ms);
         res.on('close', () => clearTimeout(timer));
+        return;
+      }
+      case 'hold': {
+        const send = () => {
+          if (!res.destroyed) sendJson(res, 200, dialect.success(echo(), recorded, n));
+        };
+        void step.until.then(send, send);
         return;
       }
       case 'greedy':

@@ -2,6 +2,7 @@
 // simulated by writing instance and event rows as a runner would (test/helpers/instance-events.ts).
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EVENTS_CHANNEL } from '../../src/services/instance-events.js';
 import { build, createUser, type TestApp } from '../helpers/build.js';
 import { appendEvents, finishInstance, gateLoopRecursionRun, insertInstance, nodeCompleted } from '../helpers/instance-events.js';
 import { eventsOf, openStream, parseSse, type LiveStream } from '../helpers/sse.js';
@@ -268,9 +269,8 @@ describe('waking, keep-alive and limits', () => {
     const id = await insertInstance(t.database, { accountId: user.id });
     const stream = await openStream(`${base}${eventsUrl(id)}`, user.headers);
     streams.push(stream);
+    // The stream's first bytes come once its LISTEN is in place.
     await stream.until((m) => m.length >= 1);
-    // Give the shared LISTEN a moment to be in place on a server database.
-    await new Promise((r) => setTimeout(r, 300));
     await appendEvents(t.database, id, [{ type: 'instance.started' }], { notify: true });
     await stream.until((m) => eventsOf(m).length === 1, 5_000);
   });
@@ -308,5 +308,59 @@ describe('waking, keep-alive and limits', () => {
     await new Promise((r) => setTimeout(r, 800));
     expect(spy.mock.calls.length).toBe(calls);
     spy.mockRestore();
+  });
+});
+
+describe('a stream opened while the LISTEN is still being set up', () => {
+  let t: TestApp;
+  let base: string;
+  let user: User;
+  let stream: LiveStream | undefined;
+  beforeAll(async () => {
+    // A fresh app: no stream has made it LISTEN yet. Polling too slow to matter.
+    t = await build({ SSE_POLL_MS: '60000', WORKER_CONCURRENCY: '0' });
+    base = await listen(t);
+    user = await createUser(t.app);
+  });
+  afterAll(async () => {
+    stream?.close();
+    await t?.close();
+  });
+
+  it('reads only once it listens, so an event announced in the meantime is not left to the poll', async () => {
+    const id = await insertInstance(t.database, { accountId: user.id });
+    const steps: string[] = [];
+    let listenAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (listenAsked = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const listenNow = t.app.database.listen.bind(t.app.database);
+    const listenSpy = vi.spyOn(t.app.database, 'listen').mockImplementation(async (channel, handler) => {
+      if (channel !== EVENTS_CHANNEL) return listenNow(channel, handler);
+      listenAsked();
+      await released;
+      const unlisten = await listenNow(channel, handler);
+      steps.push('listening');
+      return unlisten;
+    });
+    const readNow = t.app.instanceEvents.after.bind(t.app.instanceEvents);
+    const readSpy = vi.spyOn(t.app.instanceEvents, 'after').mockImplementation((...args) => {
+      steps.push('read');
+      return readNow(...args);
+    });
+    try {
+      const opening = openStream(`${base}${eventsUrl(id)}`, user.headers);
+      await asked;
+      // Announced before anyone listens: only a read after the LISTEN is in place finds it soon.
+      await appendEvents(t.database, id, [{ type: 'instance.started' }], { notify: true });
+      release();
+      stream = await opening;
+      await stream.until((m) => eventsOf(m).length === 1, 5_000);
+      expect(eventsOf(stream.messages).map((e) => [e.id, e.event])).toEqual([['1', 'instance.started']]);
+      expect(steps[0]).toBe('listening');
+    } finally {
+      listenSpy.mockRestore();
+      readSpy.mockRestore();
+    }
   });
 });

@@ -43,9 +43,13 @@ export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, a
 
   let wake: (() => void) | null = null;
   const unwatch = deps.wakeups.watch(id, () => wake?.());
-  const pause = (ms: number) =>
+  /** Waits `ms`, or less: until a wake-up, the abort, or `until` settles. */
+  const pause = (ms: number, until?: Promise<void>) =>
     new Promise<void>((resolve) => {
+      let settled = false;
       const done = () => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
         wake = null;
@@ -54,6 +58,7 @@ export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, a
       const timer = setTimeout(done, ms);
       wake = done;
       signal.addEventListener('abort', done, { once: true });
+      void until?.then(done, done);
     });
 
   const finish = async (seq: number, type: string) => {
@@ -69,6 +74,10 @@ export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, a
   };
 
   try {
+    // The first read waits for the LISTEN (at most one poll): an event committed before it is in
+    // that read, and every later one is announced. So the first bytes mean the stream is listening.
+    await pause(deps.pollMs, deps.wakeups.listening());
+    if (signal.aborted) return;
     write(`retry: ${Math.max(1000, deps.pollMs * 4)}\n\n`);
     while (!signal.aborted) {
       let batch = await deps.events.after(id, last);
@@ -103,7 +112,7 @@ export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, a
     if ((await deps.events.after(id, 0, 1)).length === 0) {
       const history = historyFromTrace(row);
       history.forEach((event, i) => {
-        if (i + 1 > last) write(sseMessage(i + 1, event.type, { ...event.data, at: event.at.toISOString() }));
+        if (i + 1 > last) write(sseMessage(i + 1, event.type, Object.assign({}, event.data, { at: event.at.toISOString() })));
       });
       seq = Math.max(last, history.length);
     }
@@ -112,5 +121,6 @@ export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, a
 }
 
 function eventData(event: InstanceEvent): Record<string, unknown> {
-  return { ...event.data, at: event.createdAt.toISOString() };
+  // Object.assign rather than `{ ...data, at }`: Node 20's V8 builds the latter on a slow path.
+  return Object.assign({}, event.data, { at: event.createdAt.toISOString() });
 }
