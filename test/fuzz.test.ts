@@ -5,6 +5,7 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, build, createUser, type TestApp } from './helpers/build.js';
+import { appendEvents, finishInstance, insertInstance } from './helpers/instance-events.js';
 import { minimalLadder } from './ladders/examples.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
@@ -78,6 +79,7 @@ function plausibleBody(r: Random): unknown {
     () => ({ username: `fz${r.int(1e6)}` }),
     () => ({ name: 'k', access: { mode: 'whitelist', ladders: ['alice/*'] } }),
     () => ({ author: 'alice', template: 'x', model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+    () => ({ author: 'alice', template: 'known', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }),
   ];
   const body = r.pick(templates)();
   for (let i = r.int(3); i > 0; i--) {
@@ -91,6 +93,37 @@ function plausibleBody(r: Random): unknown {
     config[r.pick(['steps', 'knobs', 'exit', 'name', 'allowedTargets', 'executionBudget'])] = jsonValue(r);
   }
   return body;
+}
+
+// Query parameters of the listing routes, and values for any of them.
+const USAGE_QUERY = ['start', 'end', 'group_by'];
+const INSTANCES_QUERY = ['status', 'author', 'template', 'limit', 'after'];
+const ODD_QUERY_NAMES = ['version', '__proto__', 'x', '', 'limit[]', 'LIMIT'];
+const QUERY_VALUES = [
+  '', '0', '-1', '1', '20', '100', '101', '1e2', ' 5', '0x10', '99999999999999999999', 'NaN', 'day', 'model', 'provider', 'api_key', 'ladder',
+  'pending', 'running', 'completed', 'failed', 'cancelled', 'PENDING', 'alice', 'known', '2026-01-01', '2026-02-30', '0000-01-01', '9999-12-31',
+  '2026-01-01T00:00:00Z', '2026-01-01T00:00:00+99:99', '2026-01-01T24:00:00Z', '1970-01-01T00:00:00.123456789Z', '+275760-09-13T00:00:00Z',
+  '%00', 'a%00b', '%ZZ', '%E9', '%C3%A9', '%F0%9F%98%80', '%ED%A0%80', 'AAAA', '=', 'q'.repeat(5000),
+  // Cursors of the right shape: impossible times, the first and last years, a bad id, a NUL.
+  ...['2026-02-30T00:00:00.000000', '2026-13-01T00:00:00.000000', '2026-01-01T23:59:60.000000', '2026-01-01T24:00:00.000000',
+    '0000-01-01T00:00:00.000000', '0001-01-01T00:00:00.000000', '9999-12-31T23:59:59.999999',
+  ].map((time) => Buffer.from(`${time}_00000000-0000-4000-8000-000000000000`).toString('base64url')),
+  Buffer.from('2026-01-01T00:00:00.000000_zzzzzzzz-0000-4000-8000-000000000000').toString('base64url'),
+  Buffer.from('2026-01-01T00:00:00.000000_\u0000').toString('base64url'),
+];
+
+/** Mostly the route's own parameters (sometimes one twice), now and then another. */
+function query(r: Random, names: string[]): string {
+  const pairs = Array.from({ length: r.int(4) + 1 }, () => `${r.chance(0.9) ? r.pick(names) : r.pick(ODD_QUERY_NAMES)}=${r.pick(QUERY_VALUES)}`);
+  return `?${pairs.join('&')}`;
+}
+
+/** A usage range short enough to pass the range check, at the edges of the calendar and of time zones. */
+function usageRange(r: Random): string {
+  const day = `${r.pick(['0000', '0001', '1969', '1970', '2026', '9999'])}-${r.pick(['01-01', '12-31', '02-29'])}`;
+  const start = day + r.pick(['', 'T00:00:00Z', 'T23:59:59.999Z', 'T00:00:00+14:00', 'T23:59:59-14:00']);
+  const end = day + r.pick(['', 'T00:00:00Z', 'T23:59:59.999999999Z', 'T00:00:00-14:00', 'T23:59:59+14:00']);
+  return `?start=${encodeURIComponent(start)}&end=${encodeURIComponent(end)}${r.chance(0.3) ? `&group_by=${r.pick(QUERY_VALUES)}` : ''}`;
 }
 
 function nested(r: Random): string {
@@ -113,18 +146,32 @@ function payload(r: Random): string | undefined {
 describe('fuzz', () => {
   let t: TestApp;
   let user: Awaited<ReturnType<typeof createUser>>;
+  // Finished instances (a stream of one ends after its terminal event), of both accounts.
+  const instanceIds: string[] = [];
+  const finishedInstance = async (accountId: string, status: 'completed' | 'cancelled') => {
+    const id = await insertInstance(t.database, { accountId, slug: 'known' });
+    await appendEvents(t.database, id, [{ type: 'instance.started' }, { type: `instance.${status}` }]);
+    await finishInstance(t.database, id, status === 'completed'
+      ? { status, answer: 'done' }
+      : { status, error: { status: 499, type: 'invalid_request_error', code: 'run_cancelled', message: 'Cancelled.' } });
+    return id;
+  };
   beforeAll(async () => {
     t = await build();
     user = await createUser(t.app, 'alice');
     // A second account owns the provider connections, so that no chat request ever reaches a vendor.
     const res = await t.app.inject({ method: 'PUT', url: '/v1/alice/known', headers: user.headers, payload: { config: minimalLadder, usage_visibility: 'public' } });
     expect(res.statusCode).toBe(201);
+    instanceIds.push(await finishedInstance(user.id, 'completed'));
   });
   afterAll(() => t?.close());
 
   function request(r: Random, other: { headers: Record<string, string> }): InjectOptions {
     const segment = () => (r.chance(0.5) ? r.pick(ODD_SEGMENTS) : r.pick(['alice', 'known', 'bob', 'x', 'a1', 'openai', `fz${r.int(100)}`]));
-    const paths = [
+    const instanceId = () => (r.chance(0.5) ? r.pick(instanceIds) : r.chance(0.1) ? r.pick(instanceIds).toUpperCase() : segment());
+    // The routes' own methods most of the time, so that requests get past routing.
+    const method = (own: (typeof METHODS)[number]) => (r.chance(0.7) ? own : r.pick(METHODS));
+    const paths: Array<() => string | { url: string; method: (typeof METHODS)[number] }> = [
       () => '/v1/chat/completions',
       () => `/v1/${segment()}/${segment()}/chat/completions`,
       () => `/v1/${segment()}/${segment()}`,
@@ -138,8 +185,18 @@ describe('fuzz', () => {
       () => `/v1/admin/api-keys/${segment()}`,
       () => r.pick(['/healthz', '/readyz', '/v1/openapi.json', '/docs', '/docs/static/nope.js', '/v1/pipelines/instances', '/', '//', '/v1//x', '/v1/']),
       () => `/${Array.from({ length: r.int(6) + 1 }, segment).join('/')}`,
+      () => ({ url: '/v1/models', method: method('GET') }),
+      () => ({ url: `/v1/models/${segment()}${r.chance(0.3) ? `/${segment()}` : ''}`, method: method('GET') }),
+      () => ({ url: `/v1/usage${r.pick([query(r, USAGE_QUERY), usageRange(r), ''])}`, method: method('GET') }),
+      () => ({ url: `/v1/pipelines/instances${r.chance(0.8) ? query(r, INSTANCES_QUERY) : ''}`, method: method('GET') }),
+      () => ({ url: '/v1/pipelines/instances', method: method('POST') }),
+      () => {
+        const [suffix, own] = r.pick([['', 'GET'], ['/trace', 'GET'], ['/events', 'GET'], ['/cancel', 'POST']] as const);
+        return { url: `/v1/pipelines/instances/${instanceId()}${suffix}`, method: method(own) };
+      },
     ];
-    let url = r.pick(paths)();
+    const target = r.pick(paths)();
+    let url = typeof target === 'string' ? target : target.url;
     if (r.chance(0.15)) url += r.pick(['?', '?version=1', '?version=0', '?version=abc', '?version=1&version=2', '?a=%ZZ', '?__proto__=1', `?x=${'q'.repeat(5000)}`]);
     if (r.chance(0.05)) url += r.pick(['/', '//', '/.', '/%00']);
     const owner = r.chance(0.6) ? user : other;
@@ -161,8 +218,10 @@ describe('fuzz', () => {
     if (r.chance(0.05)) headers['accept'] = r.pick(['text/html', '*/*', 'application/xml']);
     if (r.chance(0.05)) headers['content-encoding'] = r.pick(['gzip', 'br', 'identity']);
     if (r.chance(0.05)) headers['x-forwarded-for'] = '1.2.3.4';
+    if (r.chance(0.1)) headers['last-event-id'] = r.pick(['', '0', '1', ' 1 ', '-1', '1.5', '1e3', '99999999999', 'abc', '\u00e9', '1'.repeat(500)]);
+    if (r.chance(0.1)) headers['idempotency-key'] = r.pick(['', 'k1', 'k1', ' ', 'a\tb', '\u00e9', 'x'.repeat(255), 'x'.repeat(256), 'x'.repeat(10_000)]);
     return {
-      method: r.pick(METHODS),
+      method: typeof target === 'string' ? r.pick(METHODS) : target.method,
       url,
       headers,
       ...(body !== undefined ? { payload: body } : {}),
@@ -174,6 +233,7 @@ describe('fuzz', () => {
     const other = await createUser(t.app, 'bob');
     // A connection to a closed local port: a call that got this far would fail fast, locally.
     await t.app.inject({ method: 'POST', url: '/v1/providers', headers: other.headers, payload: { provider: 'openai', api_key: 'sk-x', endpoint: 'http://127.0.0.1:9/v1' } });
+    instanceIds.push(await finishedInstance(other.id, 'cancelled'));
     const r = generator(SEED);
     const failures: string[] = [];
     let unsendable = 0;
@@ -219,6 +279,11 @@ function judge(options: InjectOptions, status: number, contentType: string, body
   const path = String(options.url).split('?')[0]!;
   // The browsable reference serves HTML, scripts and styles.
   if (status < 300 && (path === '/docs' || path.startsWith('/docs/'))) return null;
+  // A finished run's event stream: its events, then the terminal one, then the end.
+  if (status === 200 && path.endsWith('/events')) {
+    if (!contentType.startsWith('text/event-stream')) return `status 200 with content-type ${JSON.stringify(contentType)}`;
+    return /\nevent: instance\.(completed|cancelled)\ndata: \{.*\}\n\n$/.test(body) ? null : `status 200: not a finished stream: ${body.slice(0, 300)}`;
+  }
   if (!contentType.startsWith('application/json')) return `status ${status} with content-type ${JSON.stringify(contentType)}`;
   let parsed: unknown;
   try {

@@ -9,6 +9,10 @@ const MAX_RANGE_MS = 366 * 86_400_000;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
+// The instants the database takes as four-digit years: it has no year 0, nor any after 9999 in this form.
+const FIRST_MS = Date.parse('0001-01-01T00:00:00Z');
+const END_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
 function parseInstant(value: string, param: 'start' | 'end'): number {
   const dateOnly = DATE_ONLY.test(value);
   const ms = dateOnly || DATE_TIME.test(value) ? Date.parse(dateOnly ? `${value}T00:00:00Z` : value) : Number.NaN;
@@ -16,7 +20,11 @@ function parseInstant(value: string, param: 'start' | 'end'): number {
   if (Number.isNaN(ms) || (dateOnly && new Date(ms).toISOString().slice(0, 10) !== value)) {
     throw invalidRequest('invalid_value', `${param} must be a date (YYYY-MM-DD) or an ISO 8601 date-time with a time zone, got ${JSON.stringify(value)}.`, param);
   }
-  return dateOnly && param === 'end' ? ms + 86_400_000 : ms;
+  const instant = dateOnly && param === 'end' ? ms + 86_400_000 : ms;
+  if (instant < FIRST_MS || instant > END_MS) {
+    throw invalidRequest('invalid_value', `${param} must fall between 0001-01-01 and 9999-12-31 (UTC), got ${JSON.stringify(value)}.`, param);
+  }
+  return instant;
 }
 
 /** The range a query asks for: [start, end), validated. */

@@ -272,8 +272,11 @@ describe('reading instances', () => {
         message: 'status must be one of: "pending", "running", "completed", "failed", "cancelled".',
         type: 'invalid_request_error', code: 'invalid_value', param: 'status',
       });
-      const forged = Buffer.from('2030-02-30T00:00:00.000000_0b6e9755-8dbc-4481-b968-74b63b17adb7').toString('base64url');
-      for (const after of ['garbage', 'Zm9v', forged, `${forged}=`]) {
+      const forge = (time: string) => Buffer.from(`${time}_0b6e9755-8dbc-4481-b968-74b63b17adb7`).toString('base64url');
+      const forged = forge('2030-02-30T00:00:00.000000');
+      // Well-formed, but no real time: a second 60, a month 13, the year 0 (which the database has not).
+      const impossible = ['2030-01-01T23:59:60.000000', '2030-13-01T00:00:00.000000', '0000-01-01T00:00:00.000000'].map(forge);
+      for (const after of ['garbage', 'Zm9v', forged, `${forged}=`, ...impossible]) {
         const res = await list(h, user, `?after=${after}`);
         expect(res.statusCode, after).toBe(400);
         expect(res.json().error).toEqual({

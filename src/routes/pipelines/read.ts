@@ -21,9 +21,11 @@ export const encodeCursor = (p: ListPosition) => Buffer.from(`${p.createdAt}_${p
 export function decodeCursor(cursor: string): ListPosition {
   const match = POSITION_RE.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
   const position = match ? { createdAt: match[1]!, id: match[2]! } : null;
-  // Re-encoding must give the cursor back, and the time must be a real one (no 30 February).
-  const millis = position?.createdAt.slice(0, 23);
-  if (!position || encodeCursor(position) !== cursor || new Date(`${millis}Z`).toISOString().slice(0, 23) !== millis) {
+  // Re-encoding must give the cursor back, and the time must be a real one (no 30 February, no
+  // second 60) in a year the database takes (it has no year 0).
+  const millis = position?.createdAt.slice(0, 23) ?? '';
+  const time = new Date(`${millis}Z`);
+  if (!position || encodeCursor(position) !== cursor || Number.isNaN(time.getTime()) || time.toISOString().slice(0, 23) !== millis || millis.startsWith('0000')) {
     throw invalidCursor();
   }
   return position;
