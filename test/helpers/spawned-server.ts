@@ -2,7 +2,8 @@
 // TEST_DATABASE_URL server, for tests that kill processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -12,6 +13,10 @@ import { ENCRYPTION_KEY } from './build.js';
 export interface SpawnedServer {
   child: ChildProcess;
   output: () => string;
+  /** Its DATA_DIR: the embedded database, the generated TLS certificate. */
+  dataDir: string;
+  /** The base URL from its "Server listening at" log line; needs LOG_LEVEL info. */
+  url(): Promise<string>;
   /** SIGKILL: no shutdown of any kind. */
   kill(): Promise<void>;
   stop(): Promise<void>;
@@ -20,22 +25,33 @@ export interface SpawnedServer {
 export async function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
   const entry = path.resolve('dist/src/server.js');
   if (!statSync(entry, { throwIfNoEntry: false })) throw new Error('run `npm run build` first (npm test does)');
+  const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ladder-spawned-'));
   const child = spawn(process.execPath, [entry], {
     env: {
       PATH: process.env.PATH,
       PORT: '0',
-      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'ladder-spawned-')),
       ENCRYPTION_KEY,
       LOG_LEVEL: 'warn',
       ALLOW_PRIVATE_ENDPOINTS: 'true',
       ...env,
+      DATA_DIR: dataDir,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));
+  let listening: ((url: string) => void) | null = null;
+  const url = new Promise<string>((resolve) => (listening = resolve));
+  child.stdout!.on('data', (c: Buffer) => {
+    output = (output + c.toString()).slice(-20_000);
+    const match = /"msg":"Server listening at (https?:\/\/[^"]+)"/.exec(output);
+    if (match && listening) {
+      listening(match[1]!);
+      listening = null;
+    }
+  });
   child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // 'close': after the exit and the last of its output (a start-up error on stderr included).
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   // LOG_LEVEL warn hides the listening line; the process is up once it has not died for a moment
   // after opening the database, which the caller observes through the rows it claims.
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -43,6 +59,9 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
   return {
     child,
     output: () => output,
+    dataDir,
+    url: () =>
+      Promise.race([url, exited.then(() => Promise.reject(new Error(`server exited before listening: ${output}`)))]),
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
@@ -52,6 +71,21 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
       await exited;
     },
   };
+}
+
+/** GET `route` on a spawned server over HTTPS, trusting the certificate it generated in its DATA_DIR. */
+export async function getJson<T = any>(server: SpawnedServer, route: string, headers: Record<string, string>): Promise<{ status: number; body: T }> {
+  const ca = readFileSync(path.join(server.dataDir, 'tls', 'localhost.crt'), 'utf8');
+  const base = await server.url();
+  return new Promise((resolve, reject) => {
+    const req = https.get(`${base}${route}`, { ca, headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(body) as T }));
+    });
+    req.on('error', reject);
+  });
 }
 
 /** A fresh, migrated database on the TEST_DATABASE_URL server; `drop()` removes it. */

@@ -1,19 +1,24 @@
-// Real processes on PostgreSQL: a server killed (SIGKILL) in the middle of background runs is
-// restarted and every run completes with the right answer, no finished call paid twice; three
-// servers share 300 instances while one of them is killed, and each call is made once.
+// Real processes: a server killed (SIGKILL) in the middle of background runs is restarted and
+// every run completes with the right answer, no finished call paid twice, on PostgreSQL and on
+// the embedded database (restarted on the same DATA_DIR); on PostgreSQL three servers share
+// 300 instances while one of them is killed, and each call is made once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/client.js';
+import { openDatabase, type Database } from '../../src/db/client.js';
 import { minimalLadder } from '../ladders/examples.js';
 import { startFakeOpenAI, type FakeVendor, type RecordedRequest } from '../fakes/vendors.js';
 import { build, createUser, type TestApp } from '../helpers/build.js';
+import { embeddedDataDir } from '../helpers/database.js';
 import { insertPending, waitFor } from '../helpers/instances.js';
-import { scratchPostgres, spawnServer, type SpawnedServer } from '../helpers/spawned-server.js';
+import { getJson, scratchPostgres, spawnServer, type SpawnedServer } from '../helpers/spawned-server.js';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
 const echo = (p: string) => `echo: ${p}`;
 const draftPrompt = (q: string) => `Question: ${q}\n\n[System Instruction]\nAnswer the question.`;
 const answerFor = (q: string) =>
   echo(`Question: ${q}\n\nDraft: ${echo(draftPrompt(q))}\n\n[System Instruction]\nImprove the draft so that it answers the question better. Reply with the improved answer only.`);
+
+/** Small leases and quick polls, so that a killed server's runs are taken over within a second or two. */
+const WORKER_ENV = { WORKER_CONCURRENCY: '4', WORKER_POLL_MS: '200', RUN_LEASE_MS: '1000', RUN_CANCEL_CHECK_MS: '200', LADDER_MAX_CONCURRENT_CALLS: '2' };
 
 const promptOf = (r: RecordedRequest) => r.body.messages[0].content as string;
 
@@ -36,15 +41,7 @@ describe.skipIf(!serverUrl)('background runs across processes (PostgreSQL)', () 
   let ladderId: string;
   const servers: SpawnedServer[] = [];
 
-  const serverEnv = () => ({
-    DATABASE_URL: scratch.url,
-    PROVIDER_BASE_URL_OPENAI: fake.baseUrl,
-    WORKER_CONCURRENCY: '4',
-    WORKER_POLL_MS: '200',
-    RUN_LEASE_MS: '1000',
-    RUN_CANCEL_CHECK_MS: '200',
-    LADDER_MAX_CONCURRENT_CALLS: '2',
-  });
+  const serverEnv = () => ({ DATABASE_URL: scratch.url, PROVIDER_BASE_URL_OPENAI: fake.baseUrl, ...WORKER_ENV });
   const start = async () => {
     const server = await spawnServer(serverEnv());
     servers.push(server);
@@ -134,4 +131,80 @@ describe.skipIf(!serverUrl)('background runs across processes (PostgreSQL)', () 
     for (const [prompt, times] of answeredTwice(fake)) expect(times[0], prompt).toBeGreaterThan(killedAt - 1_000);
     expect(rows.filter((r) => r.attempts > 1).length).toBeLessThanOrEqual(4);
   }, 240_000);
+});
+
+describe.skipIf(serverUrl)('a background run across a SIGKILL (embedded database)', () => {
+  let fake: FakeVendor;
+  const servers: SpawnedServer[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.kill()));
+    await fake?.close();
+  });
+
+  it('restarted on the same DATA_DIR: every instance completes with the right answer, no finished call paid twice', async () => {
+    fake = await startFakeOpenAI();
+    fake.setDefault({ kind: 'delay', ms: 300 });
+    const dataDir = await embeddedDataDir();
+    const open = () => openDatabase({ url: null, dataDir });
+
+    // The account, its connection, the ladder and the pending runs, written before any server opens the files.
+    const database = await open();
+    const setup = await build({ WORKER_CONCURRENCY: '0' }, { database });
+    const user = await createUser(setup.app);
+    await setup.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'openai', api_key: fake.apiKey } });
+    const ladderId = (await setup.app.inject({ method: 'PUT', url: `/v1/${user.username}/minimal`, headers: user.headers, payload: { config: minimalLadder } })).json<{ id: string }>().id;
+    const inputOf = new Map<string, string>();
+    for (let i = 0; i < 8; i++) {
+      const input = `crash question ${i}`;
+      inputOf.set(await insertPending(database, { ladderId, ladderVersion: 1, author: user.username, slug: 'minimal', accountId: user.id, input }), input);
+    }
+    await setup.close();
+    await database.close();
+
+    const start = async () => {
+      // LOG_LEVEL info: its "Server listening at" line tells the URL.
+      const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'info', PROVIDER_BASE_URL_OPENAI: fake.baseUrl, ...WORKER_ENV });
+      servers.push(server);
+      return server;
+    };
+    type Listed = { data: Array<{ instanceId: string; status: string; attempts: number }> };
+    const list = async (server: SpawnedServer) => {
+      const res = await getJson<Listed>(server, '/v1/pipelines/instances?limit=100', user.headers);
+      expect(res.status).toBe(200);
+      return res.body.data;
+    };
+
+    const first = await start();
+    await waitFor(() => fake.requests.filter((r) => r.answeredAt).length >= 6, 30_000, 'some calls to be answered');
+    const running = (await list(first)).filter((i) => i.status === 'running').map((i) => i.instanceId);
+    await first.kill();
+    const killedAt = Date.now();
+    expect(running.length).toBeGreaterThan(0);
+
+    const second = await start();
+    const finished = await waitFor(async () => {
+      const rows = await list(second);
+      return rows.every((r) => r.status !== 'pending' && r.status !== 'running') && rows;
+    }, 60_000, 'every instance to finish');
+    expect(finished).toHaveLength(8);
+    for (const id of inputOf.keys()) {
+      const res = await getJson(second, `/v1/pipelines/instances/${id}`, user.headers);
+      expect(res.body).toMatchObject({ status: 'completed', result: { choices: [{ message: { content: answerFor(inputOf.get(id)!) } }] } });
+    }
+    // The runs the kill interrupted were taken up again by the restarted server.
+    for (const id of running) expect(finished.find((r) => r.instanceId === id)).toMatchObject({ status: 'completed', attempts: 2 });
+    await second.stop();
+
+    const after = await open();
+    try {
+      const calls = await after.query<{ n: number }>('select count(*)::int as n from instance_calls group by instance_id');
+      expect(calls.map((c) => c.n)).toEqual([...inputOf.keys()].map(() => 2));
+    } finally {
+      await after.close();
+    }
+    // Only a call in flight at the kill may have been answered twice.
+    for (const [prompt, times] of answeredTwice(fake)) {
+      expect(times[0], prompt).toBeGreaterThan(killedAt - 1_000);
+    }
+  }, 120_000);
 });
