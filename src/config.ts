@@ -12,7 +12,8 @@ const Int = (min: number, max: number, dflt: number) =>
   Type.Integer({ minimum: min, maximum: max, default: dflt });
 
 /** The environment variables we read, with their defaults. */
-const EnvSchema = Type.Object({
+/** Every setting the service reads; .env.example lists each one with its default (checked by a test). */
+export const EnvSchema = Type.Object({
   PORT: Int(0, 65535, 8443),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
@@ -56,7 +57,7 @@ const EnvSchema = Type.Object({
   QUOTA_SHARES_PER_WINDOW: Int(1, 1000, 10),
   PROVIDER_MAX_RESPONSE_BYTES: Int(1024, 256 * 1024 * 1024, 4 * 1024 * 1024),
   LADDER_MAX_RUN_BYTES: Int(1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
-  WORKER_CONCURRENCY: Int(0, 256, 4),
+  WORKER_CONCURRENCY: Int(0, 256, 16),
   WORKER_POLL_MS: Int(50, 60_000, 1_000),
   RUN_LEASE_MS: Int(1_000, 3_600_000, 15_000),
   RUN_CANCEL_CHECK_MS: Int(50, 60_000, 500),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { readFileSync } from 'node:fs';
+import { ConfigError, EnvSchema, loadConfig } from '../src/config.js';
 
 describe('loadConfig', () => {
   it('applies the documented defaults on an empty environment', () => {
@@ -30,7 +31,7 @@ describe('loadConfig', () => {
     });
     expect(config.ladders.maxRunBytes).toBe(32 * 1024 * 1024);
     expect(config.worker).toEqual({
-      concurrency: 4,
+      concurrency: 16,
       pollMs: 1_000,
       leaseMs: 15_000,
       cancelCheckMs: 500,
@@ -128,5 +129,25 @@ describe('loadConfig', () => {
     expect(loadConfig({}).metrics).toEqual({ token: null, port: null });
     expect(loadConfig({ METRICS_TOKEN: 'metrics-token-0123456789', METRICS_PORT: '9464' }).metrics).toEqual({ token: 'metrics-token-0123456789', port: 9464 });
     expect(loadConfig({ METRICS_PORT: '0' }).metrics.port).toBe(0);
+  });
+});
+
+describe('the documented settings', () => {
+  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const settings = Object.entries(EnvSchema.properties as Record<string, { default?: unknown }>);
+
+  it('.env.example lists every setting, with the default the service uses', () => {
+    for (const [name, schema] of settings) {
+      const line = example.split('\n').find((l) => l.startsWith(`# ${name}=`));
+      expect(line, name).toBeDefined();
+      const shown = line!.slice(`# ${name}=`.length).split(/\s+#/)[0]!.trim();
+      // Without a schema default the line shows the derived one (false, a path under DATA_DIR) or nothing.
+      if (schema.default !== undefined) expect(shown, name).toBe(String(schema.default));
+    }
+  });
+
+  it('README names every setting', () => {
+    for (const [name] of settings) expect(readme, name).toContain(`\`${name}\``);
   });
 });
