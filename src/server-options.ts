@@ -3,29 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { LogController, type FastifyServerOptions } from 'fastify';
 import type { DestinationStream, LoggerOptions } from 'pino';
 import type { Config } from './config.js';
+import { redactSecrets } from './log-redaction.js';
 import { frameworkErrors, writeClientError } from './plugins/errors.js';
 
 // A caller's request id is kept when it is short and plain; otherwise we make our own.
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
 
-/** Paths pino blanks wherever they appear in a log line: credentials must never be logged. */
-export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'headers.authorization',
-  'authorization',
-  'api_key',
-  'apiKey',
-  'key',
-  '*.api_key',
-  '*.apiKey',
-  '*.key',
-  '*.authorization',
-];
-
 export function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
   return {
     level: config.logLevel,
-    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    // Credentials are censored wherever they sit in a logged object (src/log-redaction.ts).
+    formatters: { log: redactSecrets },
   };
 }
 

@@ -33,4 +33,13 @@ describe('logs', () => {
     expect(logs.text).not.toContain(providerKey);
     expect(logs.text).not.toContain(ADMIN_TOKEN);
   });
+
+  it('censor credentials wherever a logged object carries them', () => {
+    const connection = { provider: 'openai', api_key: 'sk-logged-by-mistake-123' };
+    t.app.log.warn({ connection, headers: { authorization: 'Bearer ldr_live_logged_by_mistake' } }, 'a careless line');
+    const line = logs.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'a careless line');
+    expect(line).toMatchObject({ connection: { provider: 'openai', api_key: '[redacted]' }, headers: { authorization: '[redacted]' } });
+    expect(logs.text).not.toContain('logged-by-mistake');
+    expect(connection.api_key).toBe('sk-logged-by-mistake-123');
+  });
 });
