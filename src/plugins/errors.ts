@@ -83,9 +83,6 @@ export function toApiError(error: FastifyError | Error): ApiError {
   if (NUL_REFUSED.has(sqlState(error) ?? '')) {
     return invalidRequest('invalid_characters', 'Text in the request contains the NUL character (\\u0000), which cannot be stored.');
   }
-  if (isDatabaseUnavailable(error)) {
-    return databaseUnavailable();
-  }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
   const mapped = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
@@ -93,6 +90,8 @@ export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) return FASTIFY_CODES.FST_ERR_CTP_INVALID_JSON_BODY!(fastifyError);
   const status = fastifyError.statusCode ?? 500;
   if (status >= 400 && status < 500) return new ApiError(status, 'invalid_request_error', 'invalid_request', error.message);
+  // Only what would be our fault: a client resetting mid-body also carries ECONNRESET, with a 400.
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   return internalError();
 }
 

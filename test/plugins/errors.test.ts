@@ -1,6 +1,7 @@
 import Fastify, { type InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import app from '../../src/app.js';
+import { toApiError } from '../../src/plugins/errors.js';
 import { fastifyOptions } from '../../src/server-options.js';
 import { openTestDatabase } from '../helpers/database.js';
 import { adminHeaders, build, LogCapture, testConfig, type TestApp } from '../helpers/build.js';
@@ -116,5 +117,19 @@ describe('internal failures', () => {
       await fastify.close();
       await database.close();
     }
+  });
+});
+
+describe('toApiError: when the database is not there', () => {
+  const reset = () => Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+
+  it('is a retryable 503 for what would otherwise be a 500', () => {
+    const error = toApiError(new Error('Failed query: select 1', { cause: reset() }));
+    expect([error.statusCode, error.code, error.headers]).toEqual([503, 'database_unavailable', { 'retry-after': '1' }]);
+  });
+
+  it('leaves a client error alone: a caller resetting mid-body also carries ECONNRESET', () => {
+    const error = toApiError(Object.assign(reset(), { statusCode: 400 }));
+    expect([error.statusCode, error.code]).toEqual([400, 'invalid_request']);
   });
 });
