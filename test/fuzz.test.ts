@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, build, createUser, type TestApp } from './helpers/build.js';
 import { appendEvents, finishInstance, insertInstance } from './helpers/instance-events.js';
 import { minimalLadder } from './ladders/examples.js';
+import { checkModelName } from '../src/schemas/model-name.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2500);
@@ -269,7 +270,33 @@ describe('fuzz', () => {
     expect(health.json()).toEqual({ status: 'ok' });
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
+    // Whatever was recorded on the way, the usage ledger can still write it all.
+    await t.app.usageLedger.flush();
+    expect(t.app.usageLedger.buffered).toBe(0);
   }, 120_000);
+
+  it('takes every hostile model name through chat to the ledger, which keeps writing', async () => {
+    const other = await createUser(t.app, 'carol');
+    await t.app.inject({ method: 'POST', url: '/v1/providers', headers: other.headers, payload: { provider: 'openai', api_key: 'sk-x', endpoint: 'http://127.0.0.1:9/v1' } });
+    const models = [...STRINGS, 'x\u0000', '\u0000', 'a\u001fb', 'm\r\nx-injected: 1', '\u007f', 'x'.repeat(256)];
+    for (const model of models) {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: other.headers, payload: { model, messages: [{ role: 'user', content: 'hi' }] } });
+      expect(judge({ method: 'POST', url: '/v1/chat/completions' }, res.statusCode, String(res.headers['content-type']), res.body), JSON.stringify(model)).toBeNull();
+    }
+    await t.app.usageLedger.flush();
+    expect(t.app.usageLedger.buffered).toBe(0);
+    const [row] = await t.database.query<{ n: number }>('select count(*)::int as n from usage_records where account_id = $1', [other.id]);
+    // Every name the route takes was a call (failed at the closed port), and recorded.
+    const taken = (model: string) => {
+      try {
+        checkModelName(model);
+        return model !== '';
+      } catch {
+        return false;
+      }
+    };
+    expect(row!.n).toBe(models.filter(taken).length);
+  });
 });
 
 /** What is wrong with an answer, or null. */

@@ -36,6 +36,8 @@ export interface Metrics {
   runFinished(mode: RunMode, status: RunStatus): void;
   /** A model call passed through metering: counted, and its cost added to the spend. */
   modelCall(kind: CallKind, ok: boolean, costUsd: number): void;
+  /** The usage ledger set aside a row the database refused. */
+  usageRowRejected(): void;
   /** How many of this process's background workers are running a run now. */
   workerBusy(busy: number): void;
   /** Read at scrape time: every connection whose circuit is not known to be closed. */
@@ -74,6 +76,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const runs = counter(METRICS.runs);
   const modelCalls = counter(METRICS.modelCalls);
   const spend = counter(METRICS.spend);
+  const usageRowsRejected = counter(METRICS.usageRowsRejected);
   const workersBusy = gauge(METRICS.workersBusy);
   workersBusy.set(0);
 
@@ -193,6 +196,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
       if (costUsd > 0) child.spend.inc(costUsd);
     },
 
+    usageRowRejected() {
+      usageRowsRejected.inc();
+    },
+
     workerBusy(busy) {
       workersBusy.set(busy);
     },
@@ -218,6 +225,7 @@ export const disabledMetrics: Metrics = {
   providerAttempts: () => {},
   runFinished: () => {},
   modelCall: () => {},
+  usageRowRejected: () => {},
   workerBusy: () => {},
   watchCircuits: () => {},
   watchInstances: () => {},

@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, databaseUnavailable, internalError, invalidRequest } from '../errors.js';
+import { loggableError, sqlState } from '../db/errors.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { createRouteIndex } from './route-index.js';
 import { validationError } from './validation-errors.js';
@@ -52,31 +53,6 @@ export function writeClientError(error: NodeJS.ErrnoException, socket: Duplex): 
 
 // PostgreSQL refuses NUL in text (22021) and \u0000 in jsonb (22P05); that is the input's fault.
 const NUL_REFUSED = new Set(['22021', '22P05']);
-
-/** The SQLSTATE of a database error, wherever a driver or drizzle wrapped it. */
-function sqlState(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-  }
-  return undefined;
-}
-
-/**
- * What of a failure goes into the log. A database error is reduced to its driver's message,
- * SQLSTATE and stack: drizzle puts the statement and its parameters (which can be key hashes
- * or sealed provider keys) in its message, and drivers attach them as properties.
- */
-export function loggableError(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const carriesSql = (e: Error) => 'query' in e || 'params' in e || e.message.startsWith('Failed query:');
-  let inner: Error = error;
-  // Peel off the wrappers that carry the statement, down to the driver's own error.
-  while (carriesSql(inner) && inner.cause instanceof Error) inner = inner.cause;
-  if (inner === error && !carriesSql(error) && sqlState(error) === undefined) return error;
-  const message = inner.message.startsWith('Failed query:') ? 'A database query failed.' : inner.message;
-  return { type: inner.name, message, code: (inner as { code?: unknown }).code, stack: inner.stack?.split('\n').filter((line) => line.startsWith('    at ')).join('\n') };
-}
 
 export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;

@@ -42,7 +42,7 @@ async function quotas(app: FastifyInstance, options: QuotaOptions) {
   });
   const spend = createSpendTracker(app.db, clock);
   const gate = createQuotaGate({ limits, rates, spend, clock });
-  const ledger = createLedger(app.db, { flushMs: config.usage.flushMs, flushRows: config.usage.flushRows, spend, clock, log });
+  const ledger = createLedger(app.db, { flushMs: config.usage.flushMs, flushRows: config.usage.flushRows, spend, clock, log, onRejected: app.metrics.usageRowRejected });
   app.decorate('quotaClock', clock);
   app.decorate('prices', prices);
   app.decorate('limitsStore', limits);

@@ -5,6 +5,7 @@
 import { invalidRequest } from '../errors.js';
 import type { ChatMessage } from '../providers/types.js';
 import type { RequestMessage } from './chat-messages.js';
+import { checkModelName } from './model-name.js';
 
 /** Members a ladder run uses (docs/ladders-api.md). */
 export const LADDER_RUN_MEMBERS = ['model', 'messages', 'knobs', 'stream'] as const;
@@ -37,6 +38,7 @@ const unsupported = (param: string, what: string) =>
  * honour. `body` is an already schema-validated request; null values count as not given.
  */
 export function checkLadderRunRequest(body: Record<string, unknown>): void {
+  checkModelName(body.model as string);
   for (const key in body) {
     const value = body[key];
     if (value === null || value === undefined) continue;

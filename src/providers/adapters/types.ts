@@ -1,4 +1,5 @@
 import type { ChatRequest, Choice, FinishReason, Usage } from '../types.js';
+import { storableCount } from '../../storable.js';
 import type { VendorErrorKind } from '../vendor-errors.js';
 
 /** What every adapter extracts from a successful vendor body. */
@@ -55,8 +56,8 @@ export type Json = Record<string, unknown>;
 export const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export const count = (value: unknown): number =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0;
+/** A vendor's token count; absurd ones (negative, fractional, 1e300) are made storable here, once. */
+export const count = storableCount;
 
 export function usageOf(prompt: unknown, completion: unknown, total?: unknown): Usage {
   const prompt_tokens = count(prompt);

@@ -5,6 +5,7 @@ import { clientClosedRequest } from '../../errors.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/chat.js';
 import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
+import { checkModelName } from '../../schemas/model-name.js';
 import { subjectOf } from '../../usage/metering.js';
 import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, textChoice, toChatRequest } from './completion.js';
 import { checkMessages } from './messages.js';
@@ -25,6 +26,7 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const body = request.body;
+    checkModelName(body.model);
     rejectStreaming(body.stream);
     checkMessages(body.messages);
     requireUserMessage(body.messages);
