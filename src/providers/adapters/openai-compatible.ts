@@ -1,6 +1,6 @@
 // The OpenAI chat completions wire format, shared by every OpenAI-compatible vendor, Azure and custom endpoints.
 import type { ChatRequest, Choice, FinishReason } from '../types.js';
-import { ShapeError, count, isObject, outputOf, usageOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
+import { ShapeError, count, epochSeconds, isObject, outputOf, usageOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
 
 export interface OpenAICompatibleSpec {
   id: string;
@@ -117,7 +117,7 @@ function messageText(content: unknown): string {
 export function parseModelList(body: unknown): VendorModel[] {
   if (!isObject(body) || !Array.isArray(body.data)) throw new ShapeError('no data array');
   const out: VendorModel[] = [];
-  for (const m of body.data) if (isObject(m) && typeof m.id === 'string') out.push({ id: m.id, created: count(m.created) });
+  for (const m of body.data) if (isObject(m) && typeof m.id === 'string') out.push({ id: m.id, created: epochSeconds(m.created) });
   return out;
 }
 

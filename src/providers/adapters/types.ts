@@ -59,6 +59,10 @@ export const isObject = (value: unknown): value is Json =>
 /** A vendor's token count; absurd ones (negative, fractional, 1e300) are made storable here, once. */
 export const count = storableCount;
 
+/** A vendor's time in seconds since the epoch (a model's `created`): a whole number, else 0. */
+export const epochSeconds = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0;
+
 export function usageOf(prompt: unknown, completion: unknown, total?: unknown): Usage {
   const prompt_tokens = count(prompt);
   const completion_tokens = count(completion);
