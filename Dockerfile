@@ -1,10 +1,11 @@
 # syntax=docker/dockerfile:1
 # The Node.js version is pinned here, once: CI (.ci/run) reads this line and runs the whole
-# test suite on this same version, beside Node 20.
-ARG NODE_VERSION=22.23.3
+# test suite on this same version, beside Node 20, 22 and 24. Node 26 is the current LTS
+# (since 2026-10-28); its official images are built on Debian 13 (trixie).
+ARG NODE_VERSION=26.10.0
 
 # Build stage: compile TypeScript with the full toolchain.
-FROM node:${NODE_VERSION}-bookworm-slim AS build
+FROM node:${NODE_VERSION}-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` builds, and the sources are not copied yet.
@@ -18,7 +19,7 @@ COPY scripts/build-ui.mjs ./scripts/
 RUN npm run build:ui
 
 # Runtime stage: production dependencies and compiled code only, as a non-root user.
-FROM node:${NODE_VERSION}-bookworm-slim
+FROM node:${NODE_VERSION}-trixie-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8443 \
