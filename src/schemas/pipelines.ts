@@ -137,7 +137,7 @@ export const StepTraceSchema = Type.Object({
   depth: Type.Integer({ description: '0 for the run itself, n for its n-th nested recursion child' }),
   step: Type.String({ description: 'Step id' }),
   group: Nullable(Type.String({ description: 'The group step, for the children of one' })),
-  recursion_answer: Nullable(Type.String({ description: "The deepest child's answer that replaced a recursion step's output" })),
+  recursion_answer: Nullable(Type.String({ description: "The answer of the child run (one level deeper) that replaced a recursion step's output" })),
   nodes: Type.Array(NodeTraceSchema),
 });
 export type StepTraceView = Static<typeof StepTraceSchema>;

@@ -7,8 +7,9 @@
 //   flight are aborted. The failure is a LadderRunError carrying usage, spend and trace.
 // - Caps on nodes, recursion depth and call count are checked before the first call (see
 //   checkRunLimits); budget and wall time are checked as the run goes.
-// - A recursion step's output, once replaced by the deepest child's answer, is a single
-//   output numbered 1.
+// - A recursion child is a function call: its answer replaces the recursion step's output
+//   (as a single output numbered 1) and the parent's later steps run on it, so every level
+//   builds on the level below and no paid call is discarded.
 import type { GroupStep, LadderConfig, ModelStep } from '../language/config.js';
 import { createLimiter, type Limiter } from './concurrency.js';
 import { maxDepthOf, nodeCount, passCount } from './knobs.js';
@@ -28,7 +29,7 @@ export async function runLadder(options: RunOptions): Promise<RunResult> {
     checkRunLimits(options.config, options.knobs, options.limits);
     run.throwIfHalted();
     const engine: Engine = { options, run, keepAllPasses: accumulatesAcrossPasses(options.config) };
-    const { answer } = await runPasses(engine, options.input, 0, '', passCount(options.config, options.knobs));
+    const answer = await runPasses(engine, options.input, 0, '', passCount(options.config, options.knobs));
     return { answer, ...run.progress() };
   } catch (error) {
     throw run.toRunError(error);
@@ -68,28 +69,22 @@ function accumulatesAcrossPasses(config: LadderConfig): boolean {
     .some((step) => (step.fields ?? []).some((f) => (f.type === 'ingest' || f.type === 'multi_ingest') && f.from.loopRef === 'accumulate'));
 }
 
-interface LevelOutcome {
-  answer: string;
-  /** The answer of the deepest run below this one, or this run's own when it did not recurse. */
-  deepest: string;
-}
-
-async function runPasses(engine: Engine, input: string, depth: number, lineage: string, passes: number): Promise<LevelOutcome> {
+/** Runs the config's passes at one depth; answers with its exit step's value. */
+async function runPasses(engine: Engine, input: string, depth: number, lineage: string, passes: number): Promise<string> {
   const { config } = engine.options;
   const level: Level = { engine, memory: new RunMemory(engine.run, engine.keepAllPasses), input, depth, lineage };
-  let deepest: string | null = null;
   for (let pass = 1; pass <= passes; pass++) {
     level.memory.beginPass();
     for (const step of config.steps) {
       const ran = step.type === 'group' ? await runGroup(level, step) : [await runStep(level, step, stepLimiter(engine))];
       for (const { step: model, trace } of ran) {
-        if (model.recursion) deepest = (await recurse(level, model, trace)) ?? deepest;
+        if (model.recursion) await recurse(level, model, trace);
       }
     }
   }
   const answer = level.memory.value(passes, config.exit);
   if (depth > 0) level.memory.clear();
-  return { answer, deepest: deepest ?? answer };
+  return answer;
 }
 
 interface RanStep {
@@ -146,17 +141,17 @@ async function runStep(level: Level, step: ModelStep, limiter: Limiter, groupId?
 
 /**
  * While this run's depth is below maxDepth, a child run of the same config (one pass) takes
- * the step's output as its input; the deepest child's answer then replaces that output here.
+ * the step's output as its input, like a function call; the child's answer (its exit step's
+ * value, built in turn on its own child's answer) then replaces that output here.
  */
-async function recurse(level: Level, step: ModelStep, trace: StepTrace): Promise<string | null> {
+async function recurse(level: Level, step: ModelStep, trace: StepTrace): Promise<void> {
   const { engine, memory, depth } = level;
-  if (!step.recursion) return null;
+  if (!step.recursion) return;
   const maxDepth = maxDepthOf(step.recursion, engine.options.knobs, engine.options.config);
-  if (depth >= maxDepth) return null;
-  const child = await runPasses(engine, memory.value(memory.pass, step.id), depth + 1, `${level.lineage}${memory.pass}.${step.id}/`, 1);
-  memory.store(step.id, [{ node: 1, text: child.deepest }]);
-  trace.recursionAnswer = child.deepest.slice(0, TRACE_OUTPUT_CHARS);
-  return child.deepest;
+  if (depth >= maxDepth) return;
+  const answer = await runPasses(engine, memory.value(memory.pass, step.id), depth + 1, `${level.lineage}${memory.pass}.${step.id}/`, 1);
+  memory.store(step.id, [{ node: 1, text: answer }]);
+  trace.recursionAnswer = answer.slice(0, TRACE_OUTPUT_CHARS);
 }
 
 // Waits for every task, so that none is left running unobserved, then fails with the run's

@@ -112,7 +112,10 @@ export interface StepTrace {
   groupId?: string;
   /** In node order; a node whose call was never made has no entry. */
   nodes: NodeTrace[];
-  /** On a recursion step that recursed: the deepest child's answer that replaced its output (cut to TRACE_OUTPUT_CHARS). */
+  /**
+   * On a recursion step that recursed: the answer of its child run (depth + 1, its exit step's
+   * value) that replaced the step's output (cut to TRACE_OUTPUT_CHARS).
+   */
   recursionAnswer?: string;
 }
 

@@ -520,24 +520,45 @@ describe('runLadder: recursion', () => {
     expect(result.usage).toEqual(accountingOf(m).usage);
   });
 
-  it('at depth 2 carries the deepest answer up to every level', async () => {
+  it('at depth 2 builds each level’s answer on the answer of the level below, like a function call', async () => {
     const m = model();
     const result = await run({ config: recursive('final'), model: m, knobs: { depth: 2 } });
     const o0 = 'deep[draft[INPUT]]';
     const o1 = `deep[draft[${o0}]]`;
     const o2 = `deep[draft[${o1}]]`;
-    const deepest = `final[${o2}|${o1}]`;
+    const answer2 = `final[${o2}|${o1}]`; // the deepest child answers first
+    const answer1 = `final[${answer2}|${o0}]`; // depth 1's final runs on it
     expect(m.prompts().slice(-2)).toEqual([
-      `R: ${deepest}\n\nTask: ${o0}\n\n[System Instruction]\nfinal`,
-      `R: ${deepest}\n\nTask: INPUT\n\n[System Instruction]\nfinal`,
+      `R: ${answer2}\n\nTask: ${o0}\n\n[System Instruction]\nfinal`,
+      `R: ${answer1}\n\nTask: INPUT\n\n[System Instruction]\nfinal`,
     ]);
-    expect(result.answer).toBe(`final[${deepest}|INPUT]`);
+    expect(result.answer).toBe(`final[${answer1}|INPUT]`);
     expect(result.modelCalls).toBe(9);
-    expect(result.trace.map((t) => `${t.depth}:${t.stepId}`)).toEqual([
-      '0:draft', '0:deepen', '1:draft', '1:deepen', '2:draft', '2:deepen', '2:final', '1:final', '0:final',
+    expect(result.trace.map((t) => [t.depth, t.stepId, t.recursionAnswer])).toEqual([
+      [0, 'draft', undefined],
+      [0, 'deepen', answer1],
+      [1, 'draft', undefined],
+      [1, 'deepen', answer2],
+      [2, 'draft', undefined],
+      [2, 'deepen', undefined],
+      [2, 'final', undefined],
+      [1, 'final', undefined],
+      [0, 'final', undefined],
     ]);
     expect(result.usage).toEqual(accountingOf(m).usage);
     expect(result.spendUsd).toBeCloseTo(accountingOf(m).spendUsd, 15);
+  });
+
+  it('at depth 10 uses every paid call: dig then final answers final applied eleven times', async () => {
+    const m = fakeModel((prompt) => (systemOf(prompt) === 'dig' ? `dig(${line(prompt, 'T')})` : `final(${line(prompt, 'R')})`));
+    const config = ladder('final', [
+      step('dig', [{ name: 'T', type: 'text', from: 'input.context' }], { recursion: { maxDepth: 10 } }),
+      step('final', [{ name: 'R', type: 'ingest', from: { stepId: 'dig' } }]),
+    ]);
+    const result = await run({ config, model: m });
+    expect(result.modelCalls).toBe(22);
+    expect(m.prompts()).toHaveLength(22);
+    expect(result.answer).toBe(`${'final('.repeat(11)}${'dig('.repeat(11)}INPUT${')'.repeat(22)}`);
   });
 
   it('answers with the deepest output when the recursion step is the exit', async () => {
