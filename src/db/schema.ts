@@ -2,6 +2,7 @@
 // by `npm run db:generate` (drizzle-kit) and applied at start.
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   doublePrecision,
   index,
   integer,
@@ -11,6 +12,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  unique,
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
@@ -251,5 +253,41 @@ export const usageRecords = pgTable(
     outcome: text('outcome').notNull(),
   },
   (t) => [index('usage_records_account_created_idx').on(t.accountId, t.createdAt)],
+);
+
+// The ledger's hourly totals per account, key, provider, model and ladder, kept up to date in
+// the statement that writes the raw rows; reports read them for every whole hour of a range
+// (docs/quotas.md), and they outlive the raw rows (USAGE_RAW_RETENTION_DAYS).
+const tokens = (name: string) => bigint(name, { mode: 'number' }).notNull();
+export const usageHourly = pgTable(
+  'usage_hourly',
+  {
+    accountId: uuid('account_id').notNull(),
+    /** The UTC hour the calls ended in. */
+    hour: timestamp('hour', { withTimezone: true, mode: 'date' }).notNull(),
+    apiKeyId: uuid('api_key_id'),
+    provider: text('provider'),
+    model: text('model').notNull(),
+    ladder: text('ladder'),
+    requests: tokens('requests'),
+    promptTokens: tokens('prompt_tokens'),
+    completionTokens: tokens('completion_tokens'),
+    totalTokens: tokens('total_tokens'),
+    costUsd: doublePrecision('cost_usd').notNull(),
+  },
+  // Leads with (account, hour): a report's range is one index range. NULLS NOT DISTINCT, so a
+  // direct call's group (no ladder) is one row too.
+  (t) => [unique('usage_hourly_group_key').on(t.accountId, t.hour, t.apiKeyId, t.provider, t.model, t.ladder).nullsNotDistinct()],
+);
+
+// Ledger batches already written, by the id each batch keeps across its retries: a batch whose
+// commit succeeded but whose acknowledgement was lost is not written twice. Kept one day.
+export const usageBatches = pgTable(
+  'usage_batches',
+  {
+    id: uuid('id').primaryKey(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('usage_batches_created_idx').on(t.createdAt)],
 );
 // ---- end of quotas ---------------------------------------------------------------------------

@@ -1,13 +1,16 @@
 // The usage ledger: every model call (direct, or one of a ladder run's) is recorded here and
 // written in batches off the request path, every USAGE_FLUSH_MS or once USAGE_FLUSH_ROWS rows
-// wait, whichever comes first, and at shutdown. Each batch also advances the shared spend
-// counters of the accounts and keys it charges. A crash loses at most the rows still buffered:
-// one flush interval's worth (or up to USAGE_FLUSH_ROWS).
+// wait, whichever comes first, and at shutdown. Each batch also adds to the hourly totals that
+// reports read (usage_hourly) and advances the shared spend counters of the accounts and keys
+// it charges, all in one transaction, under an id that makes a retried batch count once. A
+// crash loses at most the rows still buffered: one flush interval's worth (or up to
+// USAGE_FLUSH_ROWS).
 //
 // Rows hold text and numbers that came from callers and vendors; `record` makes them storable
 // first, so that no request can make a batch fail. Should a row still be refused, the batch is
 // split until that row stands alone, and it is set aside: it never holds up the rows behind it.
-import { and, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { randomUUID } from 'node:crypto';
+import { and, inArray, lt } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { isDataError, loggableError } from '../db/errors.js';
 import { quotaWindows, type QuotaScope } from '../db/schema.js';
@@ -16,6 +19,7 @@ import { advanceSpend, SPEND_METRICS, type SpendDelta, type SpendTracker } from 
 import { windowOf } from '../quotas/windows.js';
 import { storableAmount, storableCount } from '../storable.js';
 import { storableText } from '../unicode.js';
+import { forgetOldBatches, writeRows } from './ledger-write.js';
 
 export interface UsageEntry {
   /** When the call ended, in ms since the epoch. */
@@ -45,27 +49,16 @@ export interface LedgerOptions {
 
 // While the database is unreachable rows wait in memory, up to this many; older ones are dropped.
 const MAX_BUFFERED = 200_000;
-const INSERT_CHUNK = 5000;
 // Minute counters are needed for a minute; they are swept this often, once an hour old.
 const SWEEP_EVERY_MS = 600_000;
 
-/**
- * One INSERT for many rows, each column sent as one array parameter: twelve parameters
- * whatever the batch size, so building the statement costs next to nothing (a row-per-row
- * query builder spent more time on a batch than the call path of all its requests).
- */
-function insertRows(rows: UsageEntry[]): SQL {
-  const column = <T>(value: (e: UsageEntry) => T) => sql.param(rows.map(value));
-  return sql`
-    insert into usage_records (created_at, account_id, api_key_id, provider, model, ladder, instance_id,
-      prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome)
-    select * from unnest(
-      ${column((e) => new Date(e.at).toISOString())}::timestamptz[], ${column((e) => e.accountId)}::uuid[],
-      ${column((e) => e.apiKeyId)}::uuid[], ${column((e) => e.provider)}::text[], ${column((e) => e.model)}::text[],
-      ${column((e) => e.ladder)}::text[], ${column((e) => e.instanceId)}::uuid[], ${column((e) => e.usage.prompt_tokens)}::integer[],
-      ${column((e) => e.usage.completion_tokens)}::integer[], ${column((e) => e.usage.total_tokens)}::integer[],
-      ${column((e) => e.costUsd)}::double precision[], ${column((e) => e.outcome)}::text[])`;
+/** Rows written together, under an id they keep across retries (src/usage/ledger-write.ts). */
+interface Batch {
+  id: string;
+  rows: UsageEntry[];
 }
+const batchOf = (rows: UsageEntry[]): Batch => ({ id: randomUUID(), rows });
+const rowsIn = (batches: Batch[]) => batches.reduce((n, b) => n + b.rows.length, 0);
 
 // Model names are at most 256 characters where a request gives them; a longer one is cut, not refused.
 const MAX_TEXT = 256;
@@ -91,12 +84,14 @@ function storableEntry(entry: UsageEntry): UsageEntry {
 
 export function createLedger(db: Db, options: LedgerOptions) {
   let buffer: UsageEntry[] = [];
+  // Batches a flush could not write for want of a database, retried first and under their own id.
+  let retry: Batch[] = [];
   let flushing: Promise<void> | null = null;
   let lastSweep = 0;
   const timer = setInterval(() => void flush(), options.flushMs);
   timer.unref();
 
-  async function writeBatch(batch: UsageEntry[]): Promise<void> {
+  function spendDeltas(rows: UsageEntry[]): Map<string, SpendDelta> {
     const deltas = new Map<string, SpendDelta>();
     const charge = (scope: QuotaScope, id: string, entry: UsageEntry) => {
       if (entry.costUsd <= 0) return;
@@ -108,13 +103,21 @@ export function createLedger(db: Db, options: LedgerOptions) {
         deltas.set(key, delta);
       }
     };
-    for (const entry of batch) {
+    for (const entry of rows) {
       charge('account', entry.accountId, entry);
       if (entry.apiKeyId) charge('api_key', entry.apiKeyId, entry);
     }
+    return deltas;
+  }
+
+  /** Rows, hourly totals and spend counters in one transaction: all of the batch or none. */
+  async function writeBatch(batch: Batch): Promise<void> {
+    const deltas = spendDeltas(batch.rows);
     const totals = await db.transaction(async (tx) => {
-      for (let i = 0; i < batch.length; i += INSERT_CHUNK) await tx.execute(insertRows(batch.slice(i, i + INSERT_CHUNK)));
-      return advanceSpend(tx as unknown as Db, [...deltas.values()]);
+      const fresh = await writeRows(tx as unknown as Db, batch.id, batch.rows);
+      // Written before (its commit's answer was lost): the counters already hold it; read them.
+      const counted = fresh ? [...deltas.values()] : [...deltas.values()].map((d) => Object.assign({}, d, { amount: 0 }));
+      return advanceSpend(tx as unknown as Db, counted);
     });
     const touched = new Set<string>();
     for (const total of totals) {
@@ -127,57 +130,70 @@ export function createLedger(db: Db, options: LedgerOptions) {
   }
 
   /**
-   * Writes a batch; if the database refuses it for its values, writes each half on its own, down
-   * to single rows, and sets aside a row refused alone. Returns what is left to write when the
-   * database failed otherwise (it is not there): those rows wait for the next flush.
+   * Writes a batch; if the database refuses it for its values, writes each half on its own (the
+   * whole was rolled back, so the halves are new batches), down to single rows, and sets aside
+   * a row refused alone. Returns the batches left to write when the database failed otherwise
+   * (it is not there): they wait for the next flush, each under its id.
    */
-  async function writeOrSplit(batch: UsageEntry[]): Promise<{ left: UsageEntry[]; error?: unknown }> {
+  async function writeOrSplit(batch: Batch): Promise<{ left: Batch[]; error?: unknown }> {
     try {
       await writeBatch(batch);
       return { left: [] };
     } catch (error) {
-      if (!isDataError(error)) return { left: batch, error };
-      if (batch.length === 1) {
-        const row = batch[0]!;
+      if (!isDataError(error)) return { left: [batch], error };
+      if (batch.rows.length === 1) {
+        const row = batch.rows[0]!;
         options.log.error({ err: loggableError(error), account_id: row.accountId, model: row.model, at: new Date(row.at).toISOString() }, 'usage ledger row refused by the database; set aside');
         options.onRejected?.();
         return { left: [] };
       }
-      const half = Math.ceil(batch.length / 2);
-      const first = await writeOrSplit(batch.slice(0, half));
-      if (first.left.length > 0) return { left: first.left.concat(batch.slice(half)), error: first.error };
-      return writeOrSplit(batch.slice(half));
+      const half = Math.ceil(batch.rows.length / 2);
+      const second = batchOf(batch.rows.slice(half));
+      const first = await writeOrSplit(batchOf(batch.rows.slice(0, half)));
+      if (first.left.length > 0) return { left: first.left.concat(second), error: first.error };
+      return writeOrSplit(second);
     }
   }
 
-  /** Puts rows back at the head of the buffer, for the next flush. */
-  function keep(rows: UsageEntry[], error: unknown): void {
-    buffer = rows.concat(buffer);
-    if (buffer.length > MAX_BUFFERED) {
-      const dropped = buffer.length - MAX_BUFFERED;
-      buffer = buffer.slice(dropped);
-      options.log.error({ dropped }, 'usage ledger buffer full: oldest rows dropped');
+  /** Keeps batches for the next flush, dropping the oldest rows past MAX_BUFFERED. */
+  function keep(batches: Batch[], error: unknown): void {
+    retry = batches;
+    let excess = rowsIn(retry) + buffer.length - MAX_BUFFERED;
+    if (excess > 0) {
+      options.log.error({ dropped: excess }, 'usage ledger buffer full: oldest rows dropped');
+      while (excess > 0 && retry.length > 0) {
+        const oldest = retry[0]!;
+        if (oldest.rows.length <= excess) {
+          excess -= oldest.rows.length;
+          retry.shift();
+        } else {
+          retry[0] = { id: oldest.id, rows: oldest.rows.slice(excess) };
+          excess = 0;
+        }
+      }
     }
     // Never the error itself: drizzle's carries the statement with every row of the batch.
-    options.log.warn({ err: loggableError(error), buffered: buffer.length }, 'usage ledger flush failed; will retry');
+    options.log.warn({ err: loggableError(error), buffered: rowsIn(retry) + buffer.length }, 'usage ledger flush failed; will retry');
   }
 
   async function flushOnce(): Promise<void> {
-    const batch = buffer;
+    const batches = buffer.length > 0 ? retry.concat(batchOf(buffer)) : retry;
     buffer = [];
-    if (batch.length > 0) {
-      const { left, error } = await writeOrSplit(batch);
-      if (left.length > 0) return keep(left, error);
+    retry = [];
+    for (let i = 0; i < batches.length; i++) {
+      const { left, error } = await writeOrSplit(batches[i]!);
+      if (left.length > 0) return keep(left.concat(batches.slice(i + 1)), error);
     }
     // Housekeeping after the rows are safe: its failure must not put written rows back.
     try {
-      if (batch.length === 0) await options.spend.refresh(new Set());
+      if (batches.length === 0) await options.spend.refresh(new Set());
       const now = options.clock();
       if (now - lastSweep >= SWEEP_EVERY_MS) {
         lastSweep = now;
         await db
           .delete(quotaWindows)
           .where(and(inArray(quotaWindows.metric, ['requests', 'tokens']), lt(quotaWindows.windowStart, new Date(now - 3_600_000))));
+        await forgetOldBatches(db);
       }
     } catch (error) {
       options.log.warn({ err: loggableError(error) }, 'usage ledger housekeeping failed; will retry');
@@ -204,7 +220,7 @@ export function createLedger(db: Db, options: LedgerOptions) {
     flush,
     /** Rows recorded and not yet written. */
     get buffered(): number {
-      return buffer.length;
+      return buffer.length + rowsIn(retry);
     },
     async close(): Promise<void> {
       clearInterval(timer);

@@ -1,7 +1,6 @@
-// Totals of the usage ledger for one account over a time range, grouped one way.
-import { and, asc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
-import { usageRecords } from '../db/schema.js';
+// Totals of the usage ledger for one account over a time range, grouped one way: from the
+// hourly totals for whole hours, from the raw rows for the partial hours at the edges.
+import type { Database } from '../db/client.js';
 import { invalidRequest } from '../errors.js';
 import type { GroupBy, UsageQuery, UsageReport } from '../schemas/quotas.js';
 
@@ -37,29 +36,49 @@ export function usageRange(query: UsageQuery, now: number): { start: number; end
   return { start, end };
 }
 
-const GROUP_EXPRESSIONS: Record<GroupBy, SQL> = {
-  day: sql`to_char(${usageRecords.createdAt} at time zone 'UTC', 'YYYY-MM-DD')`,
-  model: sql`${usageRecords.model}`,
-  provider: sql`${usageRecords.provider}`,
-  api_key: sql`${usageRecords.apiKeyId}::text`,
-  ladder: sql`${usageRecords.ladder}`,
+// Each group, over the raw rows and over the hourly totals (whose `hour` starts a UTC hour).
+const GROUPS: Record<GroupBy, { raw: string; hourly: string }> = {
+  day: { raw: `to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`, hourly: `to_char(hour at time zone 'UTC', 'YYYY-MM-DD')` },
+  model: { raw: 'model', hourly: 'model' },
+  provider: { raw: 'provider', hourly: 'provider' },
+  api_key: { raw: 'api_key_id::text', hourly: 'api_key_id::text' },
+  ladder: { raw: 'ladder', hourly: 'ladder' },
 };
 
-export async function usageReport(db: Db, accountId: string, range: { start: number; end: number }, groupBy: GroupBy): Promise<UsageReport> {
-  const group = GROUP_EXPRESSIONS[groupBy];
-  const rows = await db
-    .select({
-      group: sql<string | null>`${group}`,
-      requests: sql<string>`count(*)`,
-      prompt: sql<string>`coalesce(sum(${usageRecords.promptTokens}), 0)`,
-      completion: sql<string>`coalesce(sum(${usageRecords.completionTokens}), 0)`,
-      total: sql<string>`coalesce(sum(${usageRecords.totalTokens}), 0)`,
-      cost: sql<string>`coalesce(sum(${usageRecords.costUsd}), 0)`,
-    })
-    .from(usageRecords)
-    .where(and(eq(usageRecords.accountId, accountId), gte(usageRecords.createdAt, new Date(range.start)), lt(usageRecords.createdAt, new Date(range.end))))
-    .groupBy(group)
-    .orderBy(asc(group));
+const HOUR_MS = 3_600_000;
+
+/**
+ * The whole hours of the range are read from the hourly totals, so a month is a few hundred
+ * rows per group whatever the traffic; the partial hours at either edge from the raw rows (a
+ * range on whole hours reads none). Both through indexes that lead with the account.
+ */
+function reportSql(groupBy: GroupBy): string {
+  const { raw, hourly } = GROUPS[groupBy];
+  return `
+    select grp as "group", sum(requests)::float8 as requests, sum(prompt)::float8 as prompt, sum(completion)::float8 as completion,
+      sum(total)::float8 as total, sum(cost)::float8 as cost
+    from (
+      select ${hourly} as grp, requests, prompt_tokens as prompt, completion_tokens as completion, total_tokens as total, cost_usd as cost
+      from usage_hourly where account_id = $1 and hour >= $3::timestamptz and hour < $4::timestamptz
+      union all
+      select ${raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_usd
+      from usage_records where account_id = $1 and created_at >= $2::timestamptz and created_at < $3::timestamptz
+      union all
+      select ${raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_usd
+      from usage_records where account_id = $1 and created_at >= $4::timestamptz and created_at < $5::timestamptz
+    ) u
+    group by grp order by grp`;
+}
+
+export async function usageReport(database: Pick<Database, 'query'>, accountId: string, range: { start: number; end: number }, groupBy: GroupBy): Promise<UsageReport> {
+  // [start, firstHour) and [lastHour, end) from raw rows; [firstHour, lastHour) from the totals.
+  const firstHour = Math.min(Math.ceil(range.start / HOUR_MS) * HOUR_MS, range.end);
+  const lastHour = Math.max(Math.floor(range.end / HOUR_MS) * HOUR_MS, firstHour);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const rows = await database.query<{ group: string | null; requests: number; prompt: number; completion: number; total: number; cost: number }>(
+    reportSql(groupBy),
+    [accountId, iso(range.start), iso(firstHour), iso(lastHour), iso(range.end)],
+  );
   return {
     object: 'list',
     data: rows.map((r) => ({
@@ -70,7 +89,7 @@ export async function usageReport(db: Db, accountId: string, range: { start: num
       total_tokens: Number(r.total),
       cost_usd: Number(r.cost),
     })),
-    start: new Date(range.start).toISOString(),
-    end: new Date(range.end).toISOString(),
+    start: iso(range.start),
+    end: iso(range.end),
   };
 }

@@ -1,0 +1,124 @@
+// Issue 22, item 1: reports read the hourly totals the ledger keeps beside its raw rows, and
+// answer exactly what a scan of the raw rows answers, for every group and for ranges that
+// start or end inside an hour; a batch written twice under one id counts once.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/client.js';
+import type { GroupBy } from '../../src/schemas/quotas.js';
+import { createSpendTracker } from '../../src/quotas/spend.js';
+import { createLedger, type UsageEntry } from '../../src/usage/ledger.js';
+import { writeRows } from '../../src/usage/ledger-write.js';
+import { usageReport } from '../../src/usage/report.js';
+import { openTestDatabase } from '../helpers/database.js';
+
+const GROUPS: GroupBy[] = ['day', 'model', 'provider', 'api_key', 'ladder'];
+const RAW_GROUP: Record<GroupBy, string> = {
+  day: `to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`,
+  model: 'model',
+  provider: 'provider',
+  api_key: 'api_key_id::text',
+  ladder: 'ladder',
+};
+
+/** The report as it was computed before the rollups: a scan of the raw rows. */
+async function rawReport(database: Database, accountId: string, start: number, end: number, groupBy: GroupBy) {
+  const group = RAW_GROUP[groupBy];
+  const rows = await database.query<Record<string, string | null>>(
+    `select ${group} as "group", count(*) as requests, sum(prompt_tokens) as prompt, sum(completion_tokens) as completion,
+       sum(total_tokens) as total, sum(cost_usd) as cost
+     from usage_records where account_id = $1 and created_at >= $2 and created_at < $3 group by ${group} order by ${group}`,
+    [accountId, new Date(start).toISOString(), new Date(end).toISOString()],
+  );
+  return rows.map((r) => ({ group: r.group, requests: Number(r.requests), prompt_tokens: Number(r.prompt), completion_tokens: Number(r.completion), total_tokens: Number(r.total), cost_usd: Number(r.cost) }));
+}
+
+/** mulberry32: the same rows on every run. */
+function generator(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('usage reports from hourly totals', () => {
+  let database: Database;
+  const account = randomUUID();
+  const other = randomUUID();
+  const keys = [randomUUID(), randomUUID(), null];
+  const july = Date.UTC(2026, 6, 1);
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    const clock = () => july;
+    const ledger = createLedger(database.db, { flushMs: 3_600_000, flushRows: 1_000_000, spend: createSpendTracker(database.db, clock), clock, log: { warn() {}, error() {} } });
+    const next = generator(7);
+    const pick = <T,>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
+    for (let i = 0; i < 3000; i++) {
+      const prompt = Math.floor(next() * 500);
+      const completion = Math.floor(next() * 300);
+      // Mostly within July; some on the very first and last millisecond of an hour.
+      const at = i % 50 === 0 ? july + Math.floor(next() * 700) * 3_600_000 - (i % 100 === 0 ? 1 : 0) : july + Math.floor(next() * 31 * 86_400_000);
+      ledger.record({
+        at,
+        accountId: i % 10 === 0 ? other : account,
+        apiKeyId: pick(keys),
+        provider: pick(['openai', 'anthropic', null]),
+        model: pick(['gpt-4o-mini', 'gpt-4o', 'claude-3-5-haiku-latest']),
+        ladder: pick([null, 'alice/refine', 'bob/debate']),
+        instanceId: null,
+        usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+        costUsd: pick([0, 0.000125, 0.5, 1e-9 * prompt]),
+        outcome: 'ok',
+      });
+      // Several batches, so that groups meet in the totals across batches.
+      if (i % 700 === 699) await ledger.flush();
+    }
+    await ledger.close();
+  });
+  afterAll(() => database.close());
+
+  const H = 3_600_000;
+  const ranges: Array<[string, number, number]> = [
+    ['the whole month', july, Date.UTC(2026, 7, 1)],
+    ['whole hours', july + 5 * H, july + 29 * H],
+    ['starting and ending inside an hour', july + 3 * H + 1234, july + 20 * 86_400_000 + 17 * H + 59 * 60_000],
+    ['inside one hour', july + 40 * H + 60_000, july + 40 * H + 59 * 60_000],
+    ['ending one millisecond after an hour', july + 10 * H, july + 300 * H + 1],
+    ['starting one millisecond before an hour', july + 10 * H - 1, july + 300 * H],
+    ['before the first row', Date.UTC(2026, 5, 1), july],
+  ];
+  for (const [name, start, end] of ranges) {
+    it(`answers ${name} exactly as the raw rows do, for every group`, async () => {
+      for (const groupBy of GROUPS) {
+        const expected = await rawReport(database, account, start, end, groupBy);
+        const report = await usageReport(database, account, { start, end }, groupBy);
+        expect(report.data.map((r) => ({ ...r, cost_usd: 0 })), groupBy).toEqual(expected.map((r) => ({ ...r, cost_usd: 0 })));
+        report.data.forEach((r, i) => expect(r.cost_usd, `${groupBy} ${r.group}`).toBeCloseTo(expected[i]!.cost_usd, 9));
+      }
+    });
+  }
+
+  it('keeps one totals row per account, hour and group', async () => {
+    const [dupes] = await database.query<{ n: number }>(
+      `select count(*)::int as n from (select 1 from usage_hourly group by account_id, hour, api_key_id, provider, model, ladder having count(*) > 1) d`,
+    );
+    expect(dupes!.n).toBe(0);
+    const [sums] = await database.query<{ hourly: string; raw: string }>(
+      `select (select sum(requests) from usage_hourly)::text as hourly, (select count(*) from usage_records)::text as raw`,
+    );
+    expect(sums).toEqual({ hourly: '3000', raw: '3000' });
+  });
+
+  it('writes a batch once under its id: a retry after a lost acknowledgement adds nothing', async () => {
+    const account = randomUUID();
+    const row: UsageEntry = { at: july, accountId: account, apiKeyId: null, provider: 'openai', model: 'm', ladder: null, instanceId: null, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, costUsd: 0.5, outcome: 'ok' };
+    const id = randomUUID();
+    expect(await database.db.transaction((tx) => writeRows(tx as never, id, [row, row]))).toBe(true);
+    expect(await database.db.transaction((tx) => writeRows(tx as never, id, [row, row]))).toBe(false);
+    const report = await usageReport(database, account, { start: july, end: july + H }, 'model');
+    expect(report.data).toEqual([{ group: 'm', requests: 2, prompt_tokens: 2, completion_tokens: 4, total_tokens: 6, cost_usd: 1 }]);
+  });
+});
