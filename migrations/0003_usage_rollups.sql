@@ -19,6 +19,7 @@ CREATE TABLE "usage_hourly" (
 );
 --> statement-breakpoint
 CREATE INDEX "usage_batches_created_idx" ON "usage_batches" USING btree ("created_at");--> statement-breakpoint
+CREATE INDEX "usage_records_created_brin" ON "usage_records" USING brin ("created_at");--> statement-breakpoint
 -- The hourly totals of every row written before this migration, so that reports read them too.
 INSERT INTO "usage_hourly" ("account_id", "hour", "api_key_id", "provider", "model", "ladder", "requests", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd")
 SELECT "account_id", date_trunc('hour', "created_at", 'UTC'), "api_key_id", "provider", "model", "ladder", count(*), sum("prompt_tokens"), sum("completion_tokens"), sum("total_tokens"), sum("cost_usd")

@@ -54,6 +54,7 @@ export const EnvSchema = Type.Object({
   PRICES_FILE: Type.Optional(Type.String({ minLength: 1 })),
   USAGE_FLUSH_MS: Int(10, 600_000, 1000),
   USAGE_FLUSH_ROWS: Int(1, 100_000, 500),
+  USAGE_RAW_RETENTION_DAYS: Int(0, 36_500, 30),
   QUOTA_SHARES_PER_WINDOW: Int(1, 1000, 10),
   PROVIDER_MAX_RESPONSE_BYTES: Int(1024, 256 * 1024 * 1024, 4 * 1024 * 1024),
   LADDER_MAX_RUN_BYTES: Int(1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
@@ -130,6 +131,8 @@ export interface Config {
     /** The ledger writes its buffered rows this often, or sooner once it holds `flushRows`. */
     flushMs: number;
     flushRows: number;
+    /** Raw ledger rows older than this are deleted by the retention job (hourly totals stay); 0 keeps them. */
+    rawRetentionDays: number;
     /** A rate limit's window is handed out to processes in shares of about limit / this. */
     sharesPerWindow: number;
   };
@@ -220,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       priceOverrides: parsed.PRICES_FILE ? priceOverrides(parsed.PRICES_FILE) : {},
       flushMs: parsed.USAGE_FLUSH_MS,
       flushRows: parsed.USAGE_FLUSH_ROWS,
+      rawRetentionDays: parsed.USAGE_RAW_RETENTION_DAYS,
       sharesPerWindow: parsed.QUOTA_SHARES_PER_WINDOW,
     },
     worker: {

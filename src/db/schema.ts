@@ -252,7 +252,12 @@ export const usageRecords = pgTable(
     /** `ok`, or the error code the call ended with. */
     outcome: text('outcome').notNull(),
   },
-  (t) => [index('usage_records_account_created_idx').on(t.accountId, t.createdAt)],
+  (t) => [
+    index('usage_records_account_created_idx').on(t.accountId, t.createdAt),
+    // For the retention job's "older than" across accounts: rows arrive in time order, so a
+    // block-range index finds them for a few kilobytes, where a B-tree would double the writes.
+    index('usage_records_created_brin').using('brin', t.createdAt),
+  ],
 );
 
 // The ledger's hourly totals per account, key, provider, model and ladder, kept up to date in

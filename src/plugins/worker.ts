@@ -46,7 +46,8 @@ async function workerPlugin(app: FastifyInstance) {
     log,
   });
   app.decorate('workerPool', pool);
-  app.decorate('runRetention', (now?: Date) => runRetention(app.database, worker.retentionDays, now));
+  const periods = { instanceDays: worker.retentionDays, usageRawDays: app.config.usage.rawRetentionDays };
+  app.decorate('runRetention', (now?: Date) => runRetention(app.database, periods, now));
 
   // Any process may hold a run (synchronous ones too), so every process listens for cancels.
   const unsubscribe = [await app.runNotices.onCancel((id) => app.runLeases.cancel(id))];
@@ -56,7 +57,9 @@ async function workerPlugin(app: FastifyInstance) {
     const retention = async () => {
       try {
         const result = await app.runRetention();
-        if (result.deleted + result.keysCleared > 0) log.info({ deleted: result.deleted, keys_cleared: result.keysCleared }, 'retention job done');
+        if (result.deleted + result.keysCleared + result.usageRowsDeleted > 0) {
+          log.info({ deleted: result.deleted, keys_cleared: result.keysCleared, usage_rows_deleted: result.usageRowsDeleted }, 'retention job done');
+        }
       } catch (error) {
         log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'retention job failed');
       }

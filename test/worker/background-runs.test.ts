@@ -169,7 +169,7 @@ describe('background runs', () => {
     expect(h.fake.requests).toHaveLength(0);
   });
 
-  it('retention deletes old finished instances with their checkpoints and events, and forgets old idempotency keys', async () => {
+  it('retention deletes old finished instances with their checkpoints and events, forgets old idempotency keys, and deletes raw usage rows past USAGE_RAW_RETENTION_DAYS', async () => {
     const now = new Date('2031-06-01T00:00:00Z');
     const daysAgo = (d: number) => new Date(now.getTime() - d * 86_400_000);
     const old = await pending('old', { status: 'completed', finished_at: daysAgo(31), created_at: daysAgo(31), idempotency_key: 'k-old' });
@@ -180,7 +180,23 @@ describe('background runs', () => {
     await db().query(`insert into instance_events (instance_id, seq, type, data) values ($1, 1, 'instance.completed', '{}')`, [old]);
     // Keep the worker off the pending one.
     await db().query(`update instances set status = 'cancelled', finished_at = $2 where id = $1`, [fresh, now]);
+    const account = '00000000-0000-4000-8000-00000000000a';
+    const usageRow = (at: Date, model: string) =>
+      db().query(
+        `insert into usage_records (created_at, account_id, model, prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome) values ($1, $2, $3, 1, 1, 2, 0, 'ok')`,
+        [at, account, model],
+      );
+    for (let i = 0; i < 3; i++) await usageRow(daysAgo(31 + i), `old-${i}`);
+    await usageRow(daysAgo(29), 'young');
+    await db().query(
+      `insert into usage_hourly (account_id, hour, model, requests, prompt_tokens, completion_tokens, total_tokens, cost_usd) values ($1, $2, 'old-0', 1, 1, 1, 2, 0)`,
+      [account, daysAgo(31)],
+    );
     const result = await h.app.runRetention(now);
+    expect(result.usageRowsDeleted).toBe(3);
+    expect(await db().query('select model from usage_records where account_id = $1', [account])).toEqual([{ model: 'young' }]);
+    // The hourly totals stay: reports of old months still answer.
+    expect(await db().query('select model from usage_hourly where account_id = $1', [account])).toEqual([{ model: 'old-0' }]);
     expect(result.deleted).toBeGreaterThanOrEqual(1);
     expect((await db().query('select id from instances where id = $1', [old]))).toEqual([]);
     expect(await db().query('select 1 from instance_calls where instance_id = $1', [old])).toEqual([]);
@@ -188,6 +204,6 @@ describe('background runs', () => {
     expect(await instance(db(), young)).toMatchObject({ idempotency_key: null });
     expect(await instance(db(), fresh)).toMatchObject({ idempotency_key: 'k-fresh' });
     expect(await instance(db(), stuck)).toMatchObject({ status: 'cancelled' });
-    expect(await h.app.runRetention(now)).toEqual({ deleted: 0, keysCleared: 0 });
+    expect(await h.app.runRetention(now)).toEqual({ deleted: 0, keysCleared: 0, usageRowsDeleted: 0 });
   });
 });
