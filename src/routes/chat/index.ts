@@ -6,7 +6,7 @@ import { ProviderRouteError } from '../../providers/router.js';
 import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/chat.js';
 import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { subjectOf } from '../../usage/metering.js';
-import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, textChoice, toChatRequest } from './completion.js';
+import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, setTextHeader, textChoice, toChatRequest } from './completion.js';
 import { checkMessages } from './messages.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -40,7 +40,7 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
         app.callModel(request.principal.accountId, chatRequest, abort.signal, request.log),
       );
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
-      if (result.model) reply.header('x-ladder-model', result.model);
+      if (result.model) setTextHeader(reply, 'x-ladder-model', result.model);
       const choices = result.choices ?? [textChoice(result.content, result.finishReason)];
       return chatCompletion(`ldr-chat-${randomUUID()}`, body.model, choices, result.usage, result);
     } catch (error) {
