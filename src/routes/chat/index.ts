@@ -36,8 +36,8 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       const chatRequest = toChatRequest(body);
       // quotas: limits before the call; cost, rate headers and a ledger row after it.
-      const result = await app.metering.direct(subjectOf(request.principal), reply, chatRequest, () =>
-        app.callModel(request.principal.accountId, chatRequest, abort.signal, request.log),
+      const result = await app.metering.direct(subjectOf(request.principal), reply, chatRequest, (sent) =>
+        app.callModel(request.principal.accountId, sent, abort.signal, request.log),
       );
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
       if (result.model) setTextHeader(reply, 'x-ladder-model', result.model);
