@@ -4,6 +4,8 @@
 // A failure prints its seed: FUZZ_SEED=<seed> npx vitest run test/fuzz.test.ts reproduces it.
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { wellFormedText } from '../src/unicode.js';
+import { startFakeOpenAI } from './fakes/vendors.js';
 import { adminHeaders, build, createUser, type TestApp } from './helpers/build.js';
 import { appendEvents, finishInstance, insertInstance } from './helpers/instance-events.js';
 import { minimalLadder } from './ladders/examples.js';
@@ -48,7 +50,7 @@ const FIELD_NAMES = [
 const STRINGS = [
   '', ' ', 'x', 'user', 'assistant', 'system', 'tool', 'gpt-4o-mini', 'openai/gpt-4o-mini', 'anthropic', 'openai', 'public', 'private',
   'unlisted', 'whitelist', 'blacklist', 'unrestricted', 'universal', 'constrained', 'normal', 'group', 'sequential', 'text', 'ingest',
-  'input.context', '{{knobs.x}}', '\u0000', 'a\u0000b', '\ud800', '\udc00x', '😀', 'é', 'http://127.0.0.1:1/v1', 'https://example.invalid',
+  'input.context', '{{knobs.x}}', '\u0000', 'a\u0000b', '\ud800', '\udc00x', '😀', 'é', 'gpt-4o-模型', 'gpt-4o-\u2028', 'a\r\nb', 'http://127.0.0.1:1/v1', 'https://example.invalid',
   'file:///etc/passwd', 'javascript:alert(1)', '../../etc', '%00', '<b>', 'null', 'true', '1e309', 'ldr_live_abcdefgh_x', 'NaN',
 ];
 
@@ -287,17 +289,54 @@ describe('fuzz', () => {
     expect(t.app.usageLedger.buffered).toBe(0);
     const [row] = await t.database.query<{ n: number }>('select count(*)::int as n from usage_records where account_id = $1', [other.id]);
     // Every name the route takes was a call (failed at the closed port), and recorded.
-    const taken = (model: string) => {
-      try {
-        checkModelName(model);
-        return model !== '';
-      } catch {
-        return false;
-      }
-    };
-    expect(row!.n).toBe(models.filter(taken).length);
+    expect(row!.n).toBe(models.filter((model) => model !== '' && !refusedModel(model)).length);
   });
 });
+
+// Issue 16, item 4: a model name the vendor echoes ends up in the x-ladder-model header; no name,
+// however odd, may turn a billed call into a 500. Generated names mix plain ASCII with control
+// characters, line separators, CJK, emoji, Latin-1 and lone surrogates.
+describe('fuzz: model names a vendor echoes', () => {
+  const PIECES = ['gpt-4o-', 'x', '模型', '\u2028', '\u2029', '\r\n', '\n', '\t', ' ', '\u0085', '\u007f', '\u0001', '🦙', '😀', 'é', 'ÿ', '%', '%0A', '\ud800', '\udfff', '\ufeff', '\u200b', 'Ω'];
+  it('answers 200 with a sendable, decodable x-ladder-model for every generated name without a control character, 400 for the others', async () => {
+    const fake = await startFakeOpenAI();
+    const t = await build({ PROVIDER_BASE_URL_OPENAI: fake.baseUrl });
+    try {
+      const user = await createUser(t.app);
+      expect((await t.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'openai', api_key: fake.apiKey } })).statusCode).toBe(201);
+      const r = generator(SEED);
+      const failures: string[] = [];
+      for (let i = 0; i < 150 && failures.length < 5; i++) {
+        let model = 'gpt-4o-';
+        for (let n = r.int(6) + 1; n > 0; n--) model += r.pick(PIECES);
+        if (r.chance(0.3)) model += String.fromCodePoint(0x80 + r.int(0x10ff7f - 0x80));
+        const res = await t.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: user.headers, payload: { model, messages: [{ role: 'user', content: 'hi' }] } });
+        const header = res.headers['x-ladder-model'];
+        // Control characters never reach a vendor (the ledger item of issue 16); the rest are echoed.
+        if (refusedModel(model)) {
+          if (res.statusCode !== 400 || res.json().error.code !== 'invalid_characters') failures.push(`${JSON.stringify(model)}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+        } else if (res.statusCode !== 200) failures.push(`${JSON.stringify(model)}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+        else if (typeof header !== 'string' || !/^[\x21-\x7e]*$/.test(header) || decodeURIComponent(header) !== wellFormedText(model)) {
+          failures.push(`${JSON.stringify(model)}: x-ladder-model ${JSON.stringify(header)}`);
+        }
+      }
+      expect(failures, `FUZZ_SEED=${SEED}`).toEqual([]);
+    } finally {
+      await t.close();
+      await fake.close();
+    }
+  }, 60_000);
+});
+
+/** Whether the chat routes refuse this model name (400 invalid_characters). */
+function refusedModel(model: string): boolean {
+  try {
+    checkModelName(model);
+    return false;
+  } catch {
+    return true;
+  }
+}
 
 /** What is wrong with an answer, or null. */
 function judge(options: InjectOptions, status: number, contentType: string, body: string): string | null {

@@ -1,6 +1,7 @@
 // Turns every failure into the spec's error envelope: our ApiErrors, Fastify's own errors
 // (bad JSON, wrong content type, body too large, schema violations), unknown routes and
 // wrong methods. Internals of unexpected failures are logged, never sent.
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -89,6 +90,26 @@ function bugFields(error: Error): unknown {
   return safe instanceof Error ? { type: safe.name, message: safe.message, stack: safe.stack } : safe;
 }
 
+/**
+ * Removes the headers Node would refuse to send. Headers made from a caller's or vendor's text
+ * go through src/http/header-value.ts; this is the last line for any that did not, so that a
+ * bad header costs the answer its header, never its envelope (Fastify would otherwise answer
+ * its own FST_ERR_FAILED_ERROR_SERIALIZATION 500). Returns the names removed.
+ */
+export function dropUnsendableHeaders(reply: FastifyReply): string[] {
+  const dropped: string[] = [];
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    try {
+      validateHeaderName(name);
+      for (const one of Array.isArray(value) ? value : [value]) if (one !== undefined) validateHeaderValue(name, String(one));
+    } catch {
+      reply.removeHeader(name);
+      dropped.push(name);
+    }
+  }
+  return dropped;
+}
+
 async function errorsPlugin(app: FastifyInstance) {
   const routes = createRouteIndex();
   app.addHook('onRoute', (route) => routes.add(route.url, route.method));
@@ -115,6 +136,8 @@ async function errorsPlugin(app: FastifyInstance) {
     const apiError = toApiError(error);
     if (apiError.statusCode >= 500) request.log.error(failureLogFields(error, apiError), 'request failed');
     else request.log.info({ code: apiError.code, status: apiError.statusCode }, apiError.message);
+    const dropped = dropUnsendableHeaders(reply);
+    if (dropped.length > 0) request.log.error({ headers: dropped }, 'response headers that cannot be sent were dropped');
     void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody());
   });
 

@@ -7,6 +7,7 @@ import { createPriceTable, type PriceTable } from '../pricing/prices.js';
 import { createQuotaGate, type QuotaGate } from '../quotas/gate.js';
 import { createLimitsStore, type LimitsStore } from '../quotas/limits-store.js';
 import { createRatePool } from '../quotas/rate-pool.js';
+import { createSpendHolds } from '../quotas/spend-holds.js';
 import { createSpendTracker } from '../quotas/spend.js';
 import type { Clock } from '../quotas/windows.js';
 import { createLedger, type Ledger } from '../usage/ledger.js';
@@ -40,8 +41,9 @@ async function quotas(app: FastifyInstance, options: QuotaOptions) {
     sharesPerWindow: config.usage.sharesPerWindow,
     onError: (err) => log.warn({ err }, 'fetching a rate-limit share failed'),
   });
-  const spend = createSpendTracker(app.db, clock);
-  const gate = createQuotaGate({ limits, rates, spend, clock });
+  const holds = createSpendHolds(app.db, (err) => log.warn({ err }, 'giving back spend held by finished calls failed; will retry'));
+  const spend = createSpendTracker(app.db, clock, holds);
+  const gate = createQuotaGate({ limits, rates, spend, holds, clock });
   const ledger = createLedger(app.db, { flushMs: config.usage.flushMs, flushRows: config.usage.flushRows, spend, clock, log, onRejected: app.metrics.usageRowRejected });
   app.decorate('quotaClock', clock);
   app.decorate('prices', prices);
@@ -51,7 +53,11 @@ async function quotas(app: FastifyInstance, options: QuotaOptions) {
   app.decorate('metering', createMetering({ gate, ledger, prices, clock, observe: app.metrics.modelCall })); // metrics: calls and spend
   // onClose hooks run last-registered first, so this flush precedes the database's close,
   // and comes after in-flight requests have finished.
-  app.addHook('onClose', () => ledger.close());
+  // The last batch records every finished call's cost: then none of their holds is needed.
+  app.addHook('onClose', async () => {
+    await ledger.close();
+    await holds.releaseAll();
+  });
 }
 
 export default fp(quotas, { name: 'quotas', fastify: '5.x', dependencies: ['infrastructure', 'metrics'] });

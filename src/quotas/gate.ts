@@ -6,6 +6,8 @@ import { quotaExceeded, rateLimitExceeded } from '../errors.js';
 import type { Usage } from '../providers/types.js';
 import { hasLimits, type Limits, type LimitsStore } from './limits-store.js';
 import type { RatePool, RateMetric, RateState } from './rate-pool.js';
+import { worstCaseUsd, type SpendDemand } from './spend-demand.js';
+import type { SpendCounter, SpendHolds } from './spend-holds.js';
 import type { SpendMetric, SpendTracker } from './spend.js';
 import { formatReset, windowOf, type Clock } from './windows.js';
 
@@ -16,14 +18,23 @@ export interface QuotaSubject {
   apiKeyId: string | null;
 }
 
-/** An admitted call: settle it once with what it used (null when it failed). */
+/** An admitted call: settle it once with what it used (null when it failed) and what it cost. */
 export interface Admission {
-  settle(usage: Usage | null): void;
+  settle(usage: Usage | null, costUsd?: number): void;
   /** x-ratelimit-* headers for the answer; empty when no rate limit applies. */
   headers(): Record<string, string>;
+  /** The output cap the call must be sent with (what the spend quota pays), when it was lowered. */
+  maxTokens?: number;
 }
 
 const UNLIMITED: Admission = { settle: () => {}, headers: () => ({}) };
+
+/** What a call holds of its spend quotas while it runs. */
+interface SpendHold {
+  counters: SpendCounter[];
+  usd: number;
+  maxTokens?: number;
+}
 
 interface Scoped {
   scope: QuotaScope;
@@ -35,8 +46,8 @@ interface Scoped {
 const RATE_FIELD: Record<RateMetric, 'requests_per_minute' | 'tokens_per_minute'> = { requests: 'requests_per_minute', tokens: 'tokens_per_minute' };
 const SPEND_FIELD: Record<SpendMetric, 'usd_per_day' | 'usd_per_month'> = { usd_day: 'usd_per_day', usd_month: 'usd_per_month' };
 
-export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; spend: SpendTracker; clock: Clock }) {
-  const { rates, spend, clock } = deps;
+export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; spend: SpendTracker; holds: SpendHolds; clock: Clock }) {
+  const { rates, spend, holds, clock } = deps;
 
   async function scopesOf(subject: QuotaSubject): Promise<Scoped[]> {
     const { account, key } = await deps.limits.forSubject(subject.accountId, subject.apiKeyId);
@@ -64,6 +75,51 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
     }
   }
 
+  const spendLimited = (scoped: Scoped[]) => scoped.some((s) => s.limits.usd_per_day !== null || s.limits.usd_per_month !== null);
+
+  /**
+   * Holds the call's worst case in every spend counter that limits it (docs/quotas.md, "Spend
+   * quotas"), lowering a cap that is ours to choose to what the tightest counter pays; 402 when
+   * even the smallest worst case does not fit in one of them.
+   */
+  async function holdSpend(scoped: Scoped[], demand: SpendDemand, now: number): Promise<SpendHold> {
+    const counters: Array<SpendCounter & { limit: number; s: Scoped }> = [];
+    for (const s of scoped) {
+      for (const metric of ['usd_day', 'usd_month'] as const) {
+        const limit = s.limits[SPEND_FIELD[metric]];
+        if (limit !== null) counters.push({ scope: s.scope, id: s.id, metric, windowStart: windowOf(metric, now).start, limit, s });
+      }
+    }
+    const want = worstCaseUsd(demand, demand.maxCap);
+    const least = worstCaseUsd(demand, demand.minCap);
+    await holds.caughtUp();
+    const results = await Promise.allSettled(counters.map((c) => holds.hold(c, c.limit, want, least)));
+    const held = results.map((r) => (r.status === 'fulfilled' ? r.value : { held: 0, amount: 0 }));
+    // What every counter granted: the call may use the least of them.
+    let usd = Math.min(...held.map((h) => h.held));
+    let maxTokens: number | undefined;
+    const refused = held.findIndex((h) => h.held < least - 1e-12);
+    if (refused === -1 && demand.lowerable) {
+      const affordable = demand.perCapTokenUsd > 0 ? Math.floor((usd - demand.promptUsd) / demand.perCapTokenUsd + 1e-9) : demand.maxCap;
+      maxTokens = Math.max(demand.minCap, Math.min(demand.maxCap, affordable));
+      usd = worstCaseUsd(demand, maxTokens);
+    }
+    const kept = refused === -1 ? usd : 0;
+    counters.forEach((c, i) => holds.release(c, held[i]!.held - kept, false));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    if (refused !== -1) {
+      const c = counters[refused]!;
+      const period = c.metric === 'usd_day' ? 'daily' : 'monthly';
+      throw quotaExceeded(
+        `Spend quota exceeded: ${c.s.label} has spent or holds for calls in flight $${held[refused]!.amount.toFixed(6)} of its ${period} limit of ` +
+          `$${c.limit}, and this call may cost up to $${least.toFixed(6)} (UTC ${c.metric === 'usd_day' ? 'day' : 'month'}); ` +
+          `the quota resets at ${new Date(windowOf(c.metric, now).end).toISOString()}.`,
+      );
+    }
+    return { counters, usd, ...(maxTokens !== undefined ? { maxTokens } : {}) };
+  }
+
   /** The tightest limit of each rate metric over the subject's scopes, as OpenAI's headers. */
   function rateHeaders(scoped: Scoped[], now: number, refused?: RateState & { metric: RateMetric }): Record<string, string> {
     const headers: Record<string, string> = {};
@@ -85,15 +141,29 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
 
   return {
     /**
-     * Before a model call: 402 when a spend quota is used up, 429 when a rate is; otherwise
-     * charges one request and `estimatedTokens` (capped at the token limit) to the key and
-     * the account, and returns the admission to settle after the call.
+     * Before a model call: 402 when a spend quota cannot pay its worst case (`demand`, computed
+     * only when a spend limit applies), 429 when a rate is used up; otherwise holds the worst
+     * case, charges one request and `estimatedTokens` (capped at the token limit) to the key
+     * and the account, and returns the admission to settle after the call.
      */
-    async admit(subject: QuotaSubject, estimatedTokens: number): Promise<Admission> {
+    async admit(subject: QuotaSubject, estimatedTokens: number, demand?: () => SpendDemand): Promise<Admission> {
       const scoped = await scopesOf(subject);
       if (scoped.length === 0) return UNLIMITED;
       const now = clock();
-      await checkSpend(scoped, now);
+      let hold: SpendHold | null = null;
+      if (demand && spendLimited(scoped)) hold = await holdSpend(scoped, demand(), now);
+      else await checkSpend(scoped, now);
+      const giveBack = (costUsd: number) => {
+        // The part not spent goes back at once; the spent part once the ledger has recorded it,
+        // which it does in the window the call ends in: a hold of an earlier window goes back now.
+        const cost = Math.min(costUsd, hold?.usd ?? 0);
+        const end = clock();
+        for (const c of hold?.counters ?? []) {
+          const sameWindow = windowOf(c.metric, end).start === c.windowStart;
+          holds.release(c, sameWindow ? hold!.usd - cost : hold!.usd, false);
+          if (sameWindow) holds.release(c, cost, true);
+        }
+      };
       const taken: Array<{ s: Scoped; metric: RateMetric; amount: number }> = [];
       const windowStart = windowOf('requests', now).start;
       for (const s of scoped) {
@@ -104,6 +174,7 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
           const refused = await rates.take(s.scope, s.id, metric, limit, amount, now);
           if (refused) {
             for (const t of taken) rates.adjust(t.s.scope, t.s.id, t.metric, windowStart, t.amount);
+            giveBack(0);
             const retryAfter = Math.max(1, Math.ceil(refused.resetMs / 1000));
             const what = metric === 'requests' ? 'requests per minute' : 'tokens per minute';
             const asked = metric === 'tokens' ? ` (this request is estimated at ${amount} tokens, ${refused.remaining} remain)` : '';
@@ -117,9 +188,10 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
       }
       let settled = false;
       return {
-        settle(usage) {
+        settle(usage, costUsd = 0) {
           if (settled) return;
           settled = true;
+          giveBack(usage ? costUsd : 0);
           for (const t of taken) {
             if (t.metric !== 'tokens') continue;
             // Charged the estimate; now the truth: refund the rest, or charge the excess.
@@ -127,6 +199,7 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
           }
         },
         headers: () => rateHeaders(scoped, clock()),
+        ...(hold?.maxTokens !== undefined ? { maxTokens: hold.maxTokens } : {}),
       };
     },
 

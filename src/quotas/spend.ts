@@ -1,6 +1,6 @@
 // What each limited subject has spent in the current UTC day and month, as this process sees
-// it: the shared total as of the last ledger batch or refresh (`base`), plus what this process
-// recorded since (`pending`). Ledger batches advance the shared counters and bring back the
+// it: the shared total as of the last ledger batch or refresh (`base`, which includes what calls
+// in flight hold, see spend-holds.ts), plus what this process recorded since (`pending`). Ledger batches advance the shared counters and bring back the
 // totals, so other processes' spending is seen within one flush interval.
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
@@ -33,7 +33,16 @@ const MAX_VIEWS = 100_000;
 // Views unused this long are no longer refreshed (and are reloaded when used again).
 const IDLE_MS = 120_000;
 
-export function createSpendTracker(db: Db, clock: () => number) {
+/** What spend-holds.ts needs to hear of ledger batches: what each added to each counter, and when to finish its writes. */
+export interface FlushListener {
+  recorded(delta: SpendDelta, flushed: number): void;
+  /** Resolves once the releases started so far are written. */
+  written(): Promise<void>;
+}
+
+const NO_LISTENER: FlushListener = { recorded: () => {}, written: async () => {} };
+
+export function createSpendTracker(db: Db, clock: () => number, listener: FlushListener = NO_LISTENER) {
   const views = new Map<string, View>();
   const keyOf = (scope: QuotaScope, id: string, metric: SpendMetric) => `${scope}:${id}:${metric}`;
 
@@ -80,6 +89,7 @@ export function createSpendTracker(db: Db, clock: () => number) {
 
     /** After a ledger batch: `flushed` left this process's pending, `total` is the database's sum. */
     applyFlushed(delta: SpendDelta, flushed: number): void {
+      listener.recorded(delta, flushed);
       const view = views.get(keyOf(delta.scope, delta.id, delta.metric));
       if (!view || view.windowStart !== delta.windowStart) return;
       view.pending = Math.max(0, view.pending - flushed);
@@ -88,6 +98,8 @@ export function createSpendTracker(db: Db, clock: () => number) {
 
     /** Reloads the totals of subjects used recently whose counters this batch did not touch. */
     async refresh(skip: Set<string>): Promise<void> {
+      // A batch's holds are given back before its flush ends, so the totals read here include that.
+      await listener.written();
       const now = clock();
       const stale = [...views.values()].filter((v) => now - v.usedAt < IDLE_MS && !skip.has(keyOf(v.scope, v.id, v.metric)));
       for (const v of views.values()) if (now - v.usedAt >= IDLE_MS) views.delete(keyOf(v.scope, v.id, v.metric));

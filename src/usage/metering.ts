@@ -3,9 +3,10 @@
 // through the quota gate, settle it, price it with the one price table and record it.
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../errors.js';
-import { costOf, type PriceTable } from '../pricing/prices.js';
+import { costOf, priceOf, type PriceTable } from '../pricing/prices.js';
 import type { ChatRequest, ChatResult, ModelCall, Usage } from '../providers/types.js';
 import type { QuotaGate, QuotaSubject } from '../quotas/gate.js';
+import { spendDemand, withCap } from '../quotas/spend-demand.js';
 import type { Clock } from '../quotas/windows.js';
 import type { Ledger, UsageEntry } from './ledger.js';
 
@@ -47,8 +48,17 @@ export function createMetering(deps: MeteringDeps) {
   const { gate, ledger, prices, clock, observe } = deps;
   const noUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
-  async function metered(subject: QuotaSubject, request: ChatRequest, call: () => Promise<ChatResult>, ladder: Omit<LadderCallContext, 'subject'> | null) {
-    const admission = await gate.admit(subject, estimateTokens(request));
+  /**
+   * Admits a call (a spend quota holds its worst case, and may lower a cap that is ours to
+   * choose: then the call must be sent as `request` says) and returns how to settle it.
+   */
+  async function admit(subject: QuotaSubject, request: ChatRequest, ladderCall: boolean) {
+    const admission = await gate.admit(subject, estimateTokens(request), () => spendDemand(request, priceOf(request.model, prices), ladderCall));
+    return { admission, request: admission.maxTokens === undefined ? request : withCap(request, admission.maxTokens) };
+  }
+
+  async function metered(subject: QuotaSubject, asked: ChatRequest, call: (request: ChatRequest) => Promise<ChatResult>, ladder: Omit<LadderCallContext, 'subject'> | null) {
+    const { admission, request } = await admit(subject, asked, ladder !== null);
     // Every member spelt out: `{ ...base, more }` takes a slow path in Node 20's V8 (µs per call).
     const entry = (provider: string | null, usage: Usage, costUsd: number, outcome: string): UsageEntry => ({
       at: clock(),
@@ -63,9 +73,9 @@ export function createMetering(deps: MeteringDeps) {
       outcome,
     });
     try {
-      const result = await call();
+      const result = await call(request);
       const costUsd = costOf(request.model, result.usage, prices);
-      admission.settle(result.usage);
+      admission.settle(result.usage, costUsd);
       ledger.record(entry(result.provider, result.usage, costUsd, 'ok'));
       observe?.(ladder ? 'ladder' : 'direct', true, costUsd);
       return { result, costUsd, admission };
@@ -78,8 +88,11 @@ export function createMetering(deps: MeteringDeps) {
   }
 
   return {
-    /** One direct call: quota check, the call, cost and rate headers on the reply, a ledger row. */
-    async direct(subject: QuotaSubject, reply: FastifyReply, request: ChatRequest, call: () => Promise<ChatResult>): Promise<ChatResult> {
+    /**
+     * One direct call: quota check, the call, cost and rate headers on the reply, a ledger row.
+     * `call` gets the request to send: the one given, or with the cap a spend quota lowered.
+     */
+    async direct(subject: QuotaSubject, reply: FastifyReply, request: ChatRequest, call: (request: ChatRequest) => Promise<ChatResult>): Promise<ChatResult> {
       const { result, costUsd, admission } = await metered(subject, request, call, null);
       reply.headers({ 'x-ladder-cost-usd': formatCost(costUsd), ...admission.headers() });
       return result;
@@ -91,7 +104,7 @@ export function createMetering(deps: MeteringDeps) {
      */
     ladderCall(context: LadderCallContext, call: ModelCall): ModelCall {
       const { subject, ...ladder } = context;
-      return async (request, signal) => (await metered(subject, request, () => call(request, signal), ladder)).result;
+      return async (request, signal) => (await metered(subject, request, (sent) => call(sent, signal), ladder)).result;
     },
 
     /** When a run starts (before its instance is recorded or resumed): 402/429 if the subject is already over a limit. */

@@ -639,9 +639,10 @@ describe('secrets and the hot path', () => {
     }
   });
 
-  it('with limits on the key and the account, a warm call still makes no database round trip and carries the rate headers', async () => {
+  it('with rate limits on the key and the account, a warm call still makes no database round trip and carries the rate headers', async () => {
     const user = await account([openaiConnection(0)]);
-    const limits = { requests_per_minute: 1000, tokens_per_minute: 1_000_000, usd_per_day: 100, usd_per_month: 1000 };
+    // Spend limits hold each call's worst case in the shared counters: see the next test.
+    const limits = { requests_per_minute: 1000, tokens_per_minute: 1_000_000 };
     for (const url of [`/v1/admin/api-keys/${user.keyId}/limits`, `/v1/admin/accounts/${user.username}/limits`]) {
       expect((await server.app.inject({ method: 'PUT', url, headers: adminHeaders, payload: limits })).statusCode).toBe(200);
     }
@@ -673,6 +674,39 @@ describe('secrets and the hot path', () => {
       // What the calls cost reaches the database with the next ledger batch.
       await server.app.usageLedger.flush();
       expect(statements).toBeGreaterThan(0);
+    } finally {
+      for (const name of counted) client[name] = originals[name]!;
+    }
+  });
+
+  it('with spend limits, a warm call holds its worst case in each spend counter (one upsert each, sent together) and gives the rest back off the request path', async () => {
+    const user = await account([openaiConnection(0)]);
+    const limits = { usd_per_day: 100, usd_per_month: 1000 };
+    for (const url of [`/v1/admin/api-keys/${user.keyId}/limits`, `/v1/admin/accounts/${user.username}/limits`]) {
+      expect((await server.app.inject({ method: 'PUT', url, headers: adminHeaders, payload: limits })).statusCode).toBe(200);
+    }
+    const client = (server.app.db as unknown as { $client: unknown }).$client as Record<string, (...args: unknown[]) => unknown>;
+    const counted = ['query', 'exec', 'transaction', 'connect'].filter((name) => typeof client[name] === 'function');
+    const originals = Object.fromEntries(counted.map((name) => [name, client[name]!]));
+    const statements: string[] = [];
+    for (const name of counted) {
+      client[name] = function (this: unknown, ...args: unknown[]) {
+        statements.push(String(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text ?? name));
+        return originals[name]!.apply(this, args);
+      };
+    }
+    try {
+      await user.client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello });
+      await server.app.usageLedger.flush();
+      statements.length = 0;
+      for (let i = 0; i < 5; i++) {
+        const { response } = await user.client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }).withResponse();
+        expect(Number(response.headers.get('x-ladder-cost-usd'))).toBeGreaterThan(0);
+      }
+      // Four counters (key and account, day and month): one upsert each per call, run together.
+      expect(statements.filter((s) => s.startsWith('insert into "quota_windows"'))).toHaveLength(5 * 4);
+      // Nothing else (`connect`: a PostgreSQL pool's checkout for each of those statements).
+      expect(statements.filter((s) => !/^(connect$|insert into "quota_windows"|\s*update quota_windows q set amount = q.amount - v.amount)/.test(s))).toEqual([]);
     } finally {
       for (const name of counted) client[name] = originals[name]!;
     }

@@ -9,7 +9,7 @@ import { chat, HI, quotaUser, setAccountLimits, setKeyLimits, startQuotaHarness,
 
 // One token costs $0.10, so an `hi` call (10 tokens) costs exactly $1.
 const pricesFile = path.join(mkdtempSync(path.join(tmpdir(), 'quota-prices-')), 'prices.json');
-writeFileSync(pricesFile, JSON.stringify({ 'gpt-4o-mini': { input: 100_000, output: 100_000 } }));
+writeFileSync(pricesFile, JSON.stringify({ 'gpt-4o-mini': { input: 100_000, output: 100_000 }, 'gpt-spend': { input: 0, output: 100_000 } }));
 
 let h: QuotaHarness;
 beforeAll(async () => {
@@ -129,42 +129,89 @@ describe('tokens per minute', () => {
 });
 
 describe('spend quotas', () => {
-  it('key, daily: the call that crosses the limit passes, the next gets 402 naming the limit, the spend and the reset', async () => {
+  // `gpt-spend` prices prompts at 0 and each output token at $0.10: a call with max_tokens 10
+  // holds $1.00 while it runs, and costs $0.80 (`echo: hi` is 8 completion tokens).
+  const SPEND = { ...HI, model: 'gpt-spend' };
+  const spendRow = async (subjectId: string, metric = 'usd_day') => {
+    const rows = await h.testApp.database.query<{ amount: number }>('select amount from quota_windows where subject_id = $1 and metric = $2', [subjectId, metric]);
+    return rows.map((r) => Number(r.amount.toFixed(9)));
+  };
+
+  it('key, daily: each call holds its worst case; one that cannot fit gets 402 naming the limit, what is used, the call and the reset', async () => {
     const user = await quotaUser(h);
     await setKeyLimits(h.app, user.keyId, { usd_per_day: 2.5 });
     h.clock.ms = Date.UTC(2026, 2, 11, 23, 0, 0);
-    for (let i = 0; i < 3; i++) {
-      const ok = await chat(h.app, user.headers);
+    for (let i = 0; i < 2; i++) {
+      const ok = await chat(h.app, user.headers, SPEND);
       expect(ok.statusCode, ok.body).toBe(200);
-      expect(ok.headers['x-ladder-cost-usd']).toBe('1.00000000');
+      expect(ok.headers['x-ladder-cost-usd']).toBe('0.80000000');
     }
-    const refused = await chat(h.app, user.headers);
+    // $1.60 spent: a third call could cost $1.00 and would end at $2.60.
+    const before = h.fake.requests.length;
+    const refused = await chat(h.app, user.headers, SPEND);
     expect(refused.statusCode).toBe(402);
     expect(refused.json().error).toMatchObject({ type: 'insufficient_quota', code: 'quota_exceeded' });
     expect(refused.json().error.message).toBe(
-      `Spend quota exceeded: API key ${user.keyId} has spent $3.000000 of its daily limit of $2.5 (UTC day); the quota resets at 2026-03-12T00:00:00.000Z.`,
+      `Spend quota exceeded: API key ${user.keyId} has spent or holds for calls in flight $1.600000 of its daily limit of $2.5, and this call may cost up to $1.000000 (UTC day); the quota resets at 2026-03-12T00:00:00.000Z.`,
     );
+    expect(h.fake.requests.length).toBe(before);
+    // A call that fits still passes.
+    expect((await chat(h.app, user.headers, { ...SPEND, max_tokens: 8 })).statusCode).toBe(200);
     // Another key of the account is not held by this key's quota.
-    expect((await chat(h.app, user.second.headers)).statusCode).toBe(200);
+    expect((await chat(h.app, user.second.headers, SPEND)).statusCode).toBe(200);
     h.clock.ms = Date.UTC(2026, 2, 12, 0, 0, 1);
-    expect((await chat(h.app, user.headers)).statusCode).toBe(200);
+    expect((await chat(h.app, user.headers, SPEND)).statusCode).toBe(200);
+  });
+
+  it('calls at once: each is admitted only if its worst case fits beside the others in flight', async () => {
+    const user = await quotaUser(h);
+    await setKeyLimits(h.app, user.keyId, { usd_per_day: 2.5 });
+    h.clock.ms = Date.UTC(2026, 2, 13, 9, 0, 0);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => chat(h.app, user.headers, SPEND)));
+    // Two holds of $1.00 fit in $2.50, a third does not, whatever the order.
+    expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(2);
+    expect(answers.filter((a) => a.statusCode === 402)).toHaveLength(4);
+    // Once the ledger has recorded the costs, the counter holds exactly what was spent.
+    await h.app.usageLedger.flush();
+    expect(await spendRow(user.keyId)).toEqual([1.6]);
+  });
+
+  it('a call that sets no max_tokens is sent with the max_tokens the quota pays; none left: 402', async () => {
+    const user = await quotaUser(h);
+    await setKeyLimits(h.app, user.keyId, { usd_per_day: 2.5 });
+    h.clock.ms = Date.UTC(2026, 2, 14, 9, 0, 0);
+    const { max_tokens: _unset, ...noCap } = SPEND;
+    const ok = await chat(h.app, user.headers, noCap);
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(h.fake.requests.at(-1)!.body.max_tokens).toBe(25);
+    // $0.80 spent: $1.70 pays 17 tokens.
+    expect((await chat(h.app, user.headers, noCap)).statusCode).toBe(200);
+    expect(h.fake.requests.at(-1)!.body.max_tokens).toBe(17);
+    // $0.90 left pays 9 tokens, fewer than the 16 worth asking for.
+    const refused = await chat(h.app, user.headers, noCap);
+    expect(refused.statusCode).toBe(402);
+    expect(refused.json().error.message).toContain('this call may cost up to $1.600000');
+    // Without a spend limit nothing is added.
+    await chat(h.app, user.second.headers, noCap);
+    expect(h.fake.requests.at(-1)!.body.max_tokens).toBeUndefined();
   });
 
   it('account, monthly: held across keys until the next UTC month, also after the ledger reached the database', async () => {
     const user = await quotaUser(h);
     await setAccountLimits(h.app, user.username, { usd_per_month: 2 });
     h.clock.ms = Date.UTC(2026, 3, 30, 22, 0, 0);
-    expect((await chat(h.app, user.headers)).statusCode).toBe(200);
+    expect((await chat(h.app, user.headers, SPEND)).statusCode).toBe(200);
     await h.app.usageLedger.flush();
-    expect((await chat(h.app, user.second.headers)).statusCode).toBe(200);
+    expect((await chat(h.app, user.second.headers, SPEND)).statusCode).toBe(200);
     await h.app.usageLedger.flush();
-    const refused = await chat(h.app, user.headers);
+    expect(await spendRow(user.id, 'usd_month')).toEqual([1.6]);
+    const refused = await chat(h.app, user.headers, SPEND);
     expect(refused.statusCode).toBe(402);
     expect(refused.json().error.message).toBe(
-      `Spend quota exceeded: account "${user.username}" has spent $2.000000 of its monthly limit of $2 (UTC month); the quota resets at 2026-05-01T00:00:00.000Z.`,
+      `Spend quota exceeded: account "${user.username}" has spent or holds for calls in flight $1.600000 of its monthly limit of $2, and this call may cost up to $1.000000 (UTC month); the quota resets at 2026-05-01T00:00:00.000Z.`,
     );
     h.clock.ms = Date.UTC(2026, 4, 1, 0, 0, 0);
-    expect((await chat(h.app, user.second.headers)).statusCode).toBe(200);
+    expect((await chat(h.app, user.second.headers, SPEND)).statusCode).toBe(200);
   });
 
   it('a ladder run over its account quota is refused before it starts; one that crosses it mid-run ends with the 402', async () => {

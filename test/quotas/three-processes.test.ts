@@ -4,6 +4,9 @@
 // the excess of calls over their estimate, here 0), nor falls short of it by more than the
 // shares the instances may still hold (N x 2 x share).
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
@@ -15,6 +18,13 @@ import { chat, FakeClock, setKeyLimits } from './helpers.js';
 const N = 3;
 const SHARES_PER_WINDOW = 10;
 const PER_INSTANCE = 25;
+// Issue 16, item 7: a USD/day limit under 50 concurrent calls per instance.
+const SPEND_CONCURRENCY = 50;
+// `gpt-spend` costs $1 per million prompt tokens and $250 per million completion tokens: an `hi`
+// call with max_tokens 10 costs $0.002002 (2 + 8 tokens) and holds at most $0.002616 while it
+// runs (a prompt bound of 116 tokens and 10 completion tokens).
+const pricesFile = path.join(mkdtempSync(path.join(tmpdir(), 'quota3-prices-')), 'prices.json');
+writeFileSync(pricesFile, JSON.stringify({ 'gpt-spend': { input: 1, output: 250 } }));
 
 let fake: FakeVendor;
 const clock = new FakeClock();
@@ -49,7 +59,7 @@ beforeAll(async () => {
     databases.push(shared, shared, shared);
   }
   for (const database of databases) {
-    apps.push(await build({ PROVIDER_BASE_URL_OPENAI: fake.baseUrl, QUOTA_SHARES_PER_WINDOW: String(SHARES_PER_WINDOW) }, { database, clock: clock.now }));
+    apps.push(await build({ PROVIDER_BASE_URL_OPENAI: fake.baseUrl, QUOTA_SHARES_PER_WINDOW: String(SHARES_PER_WINDOW), PRICES_FILE: pricesFile }, { database, clock: clock.now }));
   }
 }, 120_000);
 
@@ -60,7 +70,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function limitedKey(limits: { requests_per_minute?: number; tokens_per_minute?: number }) {
+async function limitedKey(limits: { requests_per_minute?: number; tokens_per_minute?: number; usd_per_day?: number }) {
   const app = apps[0]!.app;
   const user = await createUser(app);
   const res = await app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'openai', api_key: fake.apiKey } });
@@ -113,5 +123,32 @@ describe(`${N} instances on one database`, () => {
     // Each call is charged 11 and uses 10 tokens.
     expect(tokens).toBeLessThanOrEqual(limit);
     expect(ok.length).toBeGreaterThanOrEqual(Math.floor((limit - N * 2 * Math.ceil(limit / SHARES_PER_WINDOW)) / 11));
+  });
+
+  it(`USD per day at ${SPEND_CONCURRENCY} concurrent calls per instance: the spend of admitted calls stays within the limit`, async () => {
+    const limit = 0.05;
+    const key = await limitedKey({ usd_per_day: limit });
+    clock.ms = Date.UTC(2026, 2, 20, 10, 0, 0);
+    const body = { model: 'gpt-spend', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 };
+    const answers = await Promise.all(apps.flatMap(({ app }) => Array.from({ length: SPEND_CONCURRENCY }, () => chat(app, key.headers, body))));
+    for (const a of answers) expect([200, 402]).toContain(a.statusCode);
+    const ok = answers.filter((a) => a.statusCode === 200);
+    const spent = ok.reduce((acc, a) => acc + Number(a.headers['x-ladder-cost-usd']), 0);
+    const oneCall = 0.002002;
+    const worstCall = (116 * 1 + 10 * 250) / 1_000_000;
+    for (const a of ok) expect(Number(a.headers['x-ladder-cost-usd'])).toBeCloseTo(oneCall, 9);
+    // docs/quotas.md: at most one call's worst case per process over the limit; here, none.
+    expect(spent).toBeLessThanOrEqual(limit + N * worstCall);
+    expect(spent).toBeLessThanOrEqual(limit + 1e-9);
+    // Holds are worst cases ($0.002616 each, $0.0026 more than they cost): 19 fit in $0.05.
+    expect(ok.length).toBeGreaterThanOrEqual(Math.floor(limit / worstCall));
+    console.log(`usd_per_day $${limit}, ${N} instances x ${SPEND_CONCURRENCY} concurrent calls: ${ok.length} admitted, spent $${spent.toFixed(6)} (${(spent / limit).toFixed(2)}x the limit)`);
+    // Once every ledger has written its batch, the shared counter holds exactly what was spent.
+    for (const { app } of apps) await app.usageLedger.flush();
+    const [row] = await apps[0]!.database.query<{ amount: number }>(
+      "select amount from quota_windows where subject_id = $1 and metric = 'usd_day'",
+      [key.id],
+    );
+    expect(row!.amount).toBeCloseTo(spent, 9);
   });
 });

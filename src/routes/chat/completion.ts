@@ -1,6 +1,7 @@
 // Helpers shared by the direct and the ladder chat completion routes.
 import type { FastifyReply } from 'fastify';
 import { invalidRequest } from '../../errors.js';
+import { headerText } from '../../http/header-value.js';
 import type { Attempt, ChatRequest, ChatResult, Choice, FinishReason, Usage } from '../../providers/types.js';
 import type { ChatCompletion, DirectChatRequest } from '../../schemas/chat.js';
 
@@ -52,10 +53,16 @@ export function chatCompletion(id: string, model: string, choices: Choice[], usa
  * reason marks every attempt that did not answer, even one that got HTTP 200 with a bad body.
  */
 function describeAttempt(attempt: Attempt): string {
-  let text = attempt.provider;
+  let text = headerText(attempt.provider) ?? '';
   if (attempt.status !== null) text += `;status=${attempt.status}`;
-  if (attempt.reason) text += `;reason=${attempt.reason}`;
+  if (attempt.reason) text += `;reason=${headerText(attempt.reason) ?? ''}`;
   return text;
+}
+
+/** Sets a header carrying a caller's or vendor's text, percent-encoded (src/http/header-value.ts); left out when too long. */
+export function setTextHeader(reply: FastifyReply, name: string, text: string): void {
+  const value = headerText(text);
+  if (value !== undefined) reply.header(name, value);
 }
 
 /**
@@ -63,7 +70,8 @@ function describeAttempt(attempt: Attempt): string {
  * and `server-timing` splitting the time between vendors and this service's own work.
  */
 export function setRoutingHeaders(reply: FastifyReply, attempts: Attempt[], upstreamMs: number, provider?: string): void {
-  if (provider) reply.header('x-ladder-provider', provider);
+  if (provider) setTextHeader(reply, 'x-ladder-provider', provider);
+  // Each attempt's texts are encoded in describeAttempt, so the list keeps its ", " separators.
   reply.header('x-ladder-attempts', attempts.map(describeAttempt).join(', ') || '0');
   const overhead = Math.max(0, reply.elapsedTime - upstreamMs);
   reply.header('server-timing', `upstream;dur=${upstreamMs.toFixed(3)}, overhead;dur=${overhead.toFixed(3)}`);

@@ -7,7 +7,7 @@ import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/cha
 import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { checkModelName } from '../../schemas/model-name.js';
 import { subjectOf } from '../../usage/metering.js';
-import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, textChoice, toChatRequest } from './completion.js';
+import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, setTextHeader, textChoice, toChatRequest } from './completion.js';
 import { checkMessages } from './messages.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -38,11 +38,11 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       const chatRequest = toChatRequest(body);
       // quotas: limits before the call; cost, rate headers and a ledger row after it.
-      const result = await app.metering.direct(subjectOf(request.principal), reply, chatRequest, () =>
-        app.callModel(request.principal.accountId, chatRequest, abort.signal, request.log),
+      const result = await app.metering.direct(subjectOf(request.principal), reply, chatRequest, (sent) =>
+        app.callModel(request.principal.accountId, sent, abort.signal, request.log),
       );
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
-      if (result.model) reply.header('x-ladder-model', result.model);
+      if (result.model) setTextHeader(reply, 'x-ladder-model', result.model);
       const choices = result.choices ?? [textChoice(result.content, result.finishReason)];
       return chatCompletion(`ldr-chat-${randomUUID()}`, body.model, choices, result.usage, result);
     } catch (error) {
