@@ -30,10 +30,12 @@ export interface EndpointPatch {
   enabled?: boolean;
 }
 
+/** Binds a sealed secret to its endpoint: a ciphertext copied to another row does not open. */
+const sealContext = (accountId: string, id: string) => `webhook-secret:${accountId}:${id}`;
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function createWebhookStore(db: Db, box: SecretBox, options: { allowPrivateEndpoints: boolean; clock: () => number }) {
-  const sealContext = (accountId: string, id: string) => `webhook-secret:${accountId}:${id}`;
   const owned = (accountId: string, id: string) => and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId));
 
   return {
@@ -121,7 +123,7 @@ export type WebhookStore = ReturnType<typeof createWebhookStore>;
 
 /** The secrets that sign a message now: the current one, and the previous one while it is still honoured. Throws SecretUnavailableError. */
 export function signingSecrets(box: SecretBox, endpoint: { id: string; accountId: string; secretCiphertext: string; previousSecretCiphertext: string | null; previousSecretExpiresAt: Date | null }, now: number): string[] {
-  const context = `webhook-secret:${endpoint.accountId}:${endpoint.id}`;
+  const context = sealContext(endpoint.accountId, endpoint.id);
   const secrets = [box.open(endpoint.secretCiphertext, context)];
   if (endpoint.previousSecretCiphertext && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt.getTime() > now) {
     secrets.push(box.open(endpoint.previousSecretCiphertext, context));
