@@ -15,6 +15,7 @@ import ladders from './plugins/ladders.js';
 import quotas, { type QuotaOptions } from './plugins/quotas.js';
 import worker from './plugins/worker.js';
 import instanceEvents from './plugins/instance-events.js';
+import webhooks from './plugins/webhooks.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import metricsRoute from './routes/metrics/index.js';
@@ -30,6 +31,8 @@ import pipelineReadRoutes from './routes/pipelines/read.js';
 import pipelineCancelRoute from './routes/pipelines/cancel.js';
 import usageRoutes from './routes/usage/index.js';
 import pipelineEventRoutes from './routes/pipelines/events.js';
+import webhookRoutes from './routes/webhooks/index.js';
+import webhookDeliveryRoutes from './routes/webhooks/deliveries.js';
 
 export type AppOptions = InfrastructureOptions & QuotaOptions;
 
@@ -45,6 +48,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(providers);
   await fastify.register(ladders);
   await fastify.register(worker);
+  await fastify.register(webhooks, { clock: options.clock }); // webhooks: endpoints, queue, senders (docs/webhooks.md)
   await fastify.register(instanceEvents);
   await fastify.register(openapi);
 
@@ -70,6 +74,9 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(pipelineCancelRoute, { prefix: '/v1/pipelines' });
     await authed.register(pipelineEventRoutes, { prefix: '/v1/pipelines' });
     await authed.register(usageRoutes, { prefix: '/v1/usage' });
+    // Webhooks when a run ends (docs/webhooks.md).
+    await authed.register(webhookRoutes, { prefix: '/v1/webhooks' });
+    await authed.register(webhookDeliveryRoutes, { prefix: '/v1/webhooks' });
     // /v1/{author}/...: static paths above win over these parametric ones.
     await authed.register(ladderRoutes, { prefix: '/v1' });
     await authed.register(ladderChatRoutes, { prefix: '/v1' });

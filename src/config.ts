@@ -65,6 +65,9 @@ export const EnvSchema = Type.Object({
   RUN_MAX_ATTEMPTS: Int(1, 100, 3),
   INSTANCE_RETENTION_DAYS: Int(0, 36_500, 30),
   RETENTION_INTERVAL_MS: Int(1_000, 86_400_000, 3_600_000),
+  // Webhooks (docs/webhooks.md).
+  WEBHOOK_CONCURRENCY: Int(0, 256, 8),
+  WEBHOOK_TIMEOUT_MS: Int(100, 60_000, 10_000),
   SSE_MAX_STREAMS: Int(1, 100_000, 200),
   SSE_POLL_MS: Int(20, 60_000, 250),
   SSE_KEEPALIVE_MS: Int(100, 600_000, 15_000),
@@ -152,6 +155,13 @@ export interface Config {
     retentionDays: number;
     retentionIntervalMs: number;
   };
+  /** Webhooks when a run ends (docs/webhooks.md). */
+  webhooks: {
+    /** Deliveries this process sends at once; 0, or WORKER_CONCURRENCY=0, makes it send none in the background. Default 8. */
+    concurrency: number;
+    /** One attempt's deadline, connection to last byte of the answer. Default 10 s. */
+    timeoutMs: number;
+  };
   /** Live event streams of instances (GET /v1/pipelines/instances/{id}/events). */
   events: {
     /** Streams one process serves at once; more get 503. Default 200. */
@@ -235,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionDays: parsed.INSTANCE_RETENTION_DAYS,
       retentionIntervalMs: parsed.RETENTION_INTERVAL_MS,
     },
+    webhooks: { concurrency: parsed.WEBHOOK_CONCURRENCY, timeoutMs: parsed.WEBHOOK_TIMEOUT_MS },
     events: { maxStreams: parsed.SSE_MAX_STREAMS, pollMs: parsed.SSE_POLL_MS, keepAliveMs: parsed.SSE_KEEPALIVE_MS },
     metrics: metricsSettings(parsed),
   };

@@ -88,3 +88,7 @@ export const rateLimitExceeded = (message: string, headers: Record<string, strin
 
 export const quotaExceeded = (message: string) =>
   new LimitError(402, 'insufficient_quota', 'quota_exceeded', message);
+
+// ---- Webhooks (docs/webhooks.md) ----
+/** The one answer for a webhook endpoint that is unknown, malformed, or another account's. */
+export const webhookNotFound = (id: string) => notFound('webhook_not_found', `Webhook endpoint "${id}" was not found.`);

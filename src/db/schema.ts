@@ -296,3 +296,82 @@ export const usageBatches = pgTable(
   (t) => [index('usage_batches_created_idx').on(t.createdAt)],
 );
 // ---- end of quotas ---------------------------------------------------------------------------
+
+// ---- Webhooks (issue 20, item 3; docs/webhooks.md) ------------------------------------------
+
+export type WebhookEventType = 'instance.completed' | 'instance.failed' | 'instance.cancelled';
+
+// An account's endpoints. The signing secret is sealed like provider keys (secret-box.ts).
+// `failing_since` starts a failure streak and is cleared by any success; an endpoint that has
+// been failing for 3 days gets `disabled_at` and `disabled_reason`, and is sent nothing more.
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    description: text('description').notNull().default(''),
+    events: jsonb('events').$type<WebhookEventType[]>().notNull(),
+    secretCiphertext: text('secret_ciphertext').notNull(),
+    /** After a rotation the old secret also signs, until `previous_secret_expires_at`, so receivers can switch over. */
+    previousSecretCiphertext: text('previous_secret_ciphertext'),
+    previousSecretExpiresAt: timestamp('previous_secret_expires_at', { withTimezone: true, mode: 'date' }),
+    failingSince: timestamp('failing_since', { withTimezone: true, mode: 'date' }),
+    disabledAt: timestamp('disabled_at', { withTimezone: true, mode: 'date' }),
+    disabledReason: text('disabled_reason'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('webhook_endpoints_account_idx').on(t.accountId, t.createdAt)],
+);
+
+export type WebhookDeliveryStatus = 'pending' | 'sending' | 'delivered' | 'failed';
+
+// One message to one endpoint, queued in the statement that finished its instance. Senders
+// claim due rows (FOR UPDATE SKIP LOCKED) with a lease that outlasts one attempt's timeout;
+// every claim bumps `fence`, and an attempt is recorded only under the fence it was claimed
+// with. `payload` is fixed at the first attempt, so every retry sends the same bytes.
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    eventType: text('event_type').notNull(),
+    /** No foreign key: the delivery's history outlives the instance's retention. */
+    instanceId: uuid('instance_id'),
+    payload: text('payload'),
+    status: text('status').$type<WebhookDeliveryStatus>().notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    fence: integer('fence').notNull().default(0),
+    claimedBy: text('claimed_by'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
+    index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.createdAt),
+  ],
+);
+
+// Every attempt of a delivery: when, how it went. (delivery, attempt) is unique, so one attempt is recorded once.
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    deliveryId: uuid('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
+    statusCode: integer('status_code'),
+    latencyMs: integer('latency_ms').notNull(),
+    error: text('error'),
+  },
+  (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
+);
+// ---- end of webhooks -------------------------------------------------------------------------

@@ -16,6 +16,7 @@ const TAGS = [
   { name: 'providers', description: 'Your provider connections (bring your own key) and the provider catalog' },
   { name: 'ladders', description: 'Authoring, validating and running ladders: multi-step LLM workflows' },
   { name: 'pipelines', description: 'Background ladder runs and the instance record of every run' },
+  { name: 'webhooks', description: 'Endpoints told when your runs end: signed, retried, with a delivery log' },
   { name: 'usage', description: 'Requests, tokens and cost from the usage ledger' },
   { name: 'admin', description: 'Accounts, API keys and limits; needs the operator’s ADMIN_TOKEN' },
   { name: 'health', description: 'Liveness and readiness probes' },

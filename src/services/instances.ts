@@ -11,6 +11,7 @@ import { internalError, type ApiError } from '../errors.js';
 import type { StepTrace } from '../ladders/engine/run-types.js';
 import type { Usage } from '../providers/types.js';
 import { createInstanceReads, idempotencyCutoff, isInstanceId } from './instance-reads.js';
+import { enqueueInstanceEnded } from '../webhooks/enqueue.js';
 
 export type InstanceRow = typeof instances.$inferSelect;
 
@@ -99,20 +100,24 @@ export function createInstanceService(db: Db) {
     /** Cancels a run no worker has claimed yet; null when the row is not the caller's pending one. */
     async cancelPending(accountId: string, id: string, error: ApiError): Promise<InstanceRow | null> {
       if (!isInstanceId(id)) return null;
-      const [row] = await db
-        .update(instances)
-        .set({
-          status: 'cancelled',
-          error: errorRecord(error),
-          usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-          trace: [],
-          // One clock for both times: the request to cancel is what finished the run.
-          finishedAt: sql`now()`,
-          cancelRequestedAt: sql`coalesce(${instances.cancelRequestedAt}, now())`,
-        })
-        .where(and(eq(instances.id, id), eq(instances.accountId, accountId), eq(instances.status, 'pending')))
-        .returning();
-      return row ?? null;
+      // webhooks: the cancel and its deliveries commit together (docs/webhooks.md).
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .update(instances)
+          .set({
+            status: 'cancelled',
+            error: errorRecord(error),
+            usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+            trace: [],
+            // One clock for both times: the request to cancel is what finished the run.
+            finishedAt: sql`now()`,
+            cancelRequestedAt: sql`coalesce(${instances.cancelRequestedAt}, now())`,
+          })
+          .where(and(eq(instances.id, id), eq(instances.accountId, accountId), eq(instances.status, 'pending')))
+          .returning();
+        if (row) await enqueueInstanceEnded(tx, row);
+        return row ?? null;
+      });
     },
 
     /**

@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import type { Database } from '../db/client.js';
 import { instances } from '../db/schema.js';
 import { EVENTS_NOTICE_CTE } from '../services/instance-events.js';
+import { webhookEnqueueCte } from '../webhooks/enqueue.js';
 import type { InstanceRow, NewInstance } from '../services/instances.js';
 import { interruptedMessages, RUN_INTERRUPTED } from './errors.js';
 
@@ -74,14 +75,14 @@ WITH doomed AS (
       CASE WHEN i.mode = 'sync' THEN $2::text ELSE replace($3::text, '{n}', i.attempts::text) END),
     model_calls = u.calls, spend_usd = u.spend, usage = u.usage
   FROM used u WHERE i.id = u.id
-  RETURNING i.id, i.error, i.model_calls, i.spend_usd, i.usage
+  RETURNING i.id, i.error, i.model_calls, i.spend_usd, i.usage, i.account_id, i.status
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT f.id, coalesce((SELECT max(seq) FROM instance_events e WHERE e.instance_id = f.id), 0) + 1, 'instance.failed',
     jsonb_build_object('model_calls', f.model_calls, 'usage', f.usage, 'spend_usd', f.spend_usd, 'error', f.error)
   FROM failed f
   RETURNING instance_id
-), ${EVENTS_NOTICE_CTE}
+), ${webhookEnqueueCte('failed') /* webhooks: queued with the failure (docs/webhooks.md) */}, ${EVENTS_NOTICE_CTE}
 SELECT id, (SELECT count(*)::int FROM notice) AS notified FROM failed`;
 
 export interface ClaimOptions {

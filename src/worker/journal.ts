@@ -8,6 +8,7 @@ import type { ApiError } from '../errors.js';
 import type { NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
 import type { Usage } from '../providers/types.js';
 import { EVENTS_NOTICE_CTE } from '../services/instance-events.js';
+import { webhookEnqueueCte } from '../webhooks/enqueue.js';
 import { wellFormedJson, wellFormedText } from '../unicode.js';
 import type { RecordedCalls } from './checkpoints.js';
 import { leaseLost } from './errors.js';
@@ -60,12 +61,12 @@ WITH held AS (
     model_calls = $8::int, trace = $9::text::jsonb, steps_completed = greatest(steps_completed, $10),
     finished_at = now(), claimed_by = NULL, lease_expires_at = NULL
   WHERE id = $1 AND fence = $2 AND status = 'running'
-  RETURNING id, finished_at
+  RETURNING id, finished_at, account_id, status
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($11::text::jsonb) AS e(seq int, type text, data jsonb)
   RETURNING instance_id
-), ${EVENTS_NOTICE_CTE}
+), ${webhookEnqueueCte('held') /* webhooks: the run's deliveries, queued with its outcome (docs/webhooks.md) */}, ${EVENTS_NOTICE_CTE}
 SELECT finished_at, (SELECT count(*)::int FROM notice) AS notified FROM held`;
 
 // A release is not a failed attempt: the attempt is given back, and the fence moves on so
