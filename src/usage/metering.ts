@@ -8,6 +8,7 @@ import type { ChatRequest, ChatResult, ModelCall, Usage } from '../providers/typ
 import type { QuotaGate, QuotaSubject } from '../quotas/gate.js';
 import type { Clock } from '../quotas/windows.js';
 import type { Ledger, UsageEntry } from './ledger.js';
+import { meterStream } from './stream-metering.js';
 
 /** Completion tokens assumed for the token estimate of a call that sets no max_tokens. */
 export const DEFAULT_COMPLETION_ESTIMATE = 256;
@@ -21,6 +22,9 @@ export function estimateTokens(request: ChatRequest): number {
   }
   return Math.ceil(chars / 4) + (request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_COMPLETION_ESTIMATE);
 }
+
+/** The prompt's part of estimateTokens: what a stream cut before its usage report is charged for its prompt. */
+export const estimatePromptTokens = (request: ChatRequest) => estimateTokens({ ...request, max_tokens: 1, max_completion_tokens: 1 }) - 1;
 
 /** The `x-ladder-cost-usd` header value: USD with 8 decimals. */
 export const formatCost = (usd: number) => usd.toFixed(8);
@@ -93,6 +97,9 @@ export function createMetering(deps: MeteringDeps) {
       const { subject, ...ladder } = context;
       return async (request, signal) => (await metered(subject, request, () => call(request, signal), ladder)).result;
     },
+
+    /** One streamed direct call (src/usage/stream-metering.ts): admitted now, settled by the stream's end. */
+    streamed: (subject: QuotaSubject, request: ChatRequest) => meterStream(deps, subject, request, estimateTokens(request)),
 
     /** When a run starts (before its instance is recorded or resumed): 402/429 if the subject is already over a limit. */
     checkRunStart: (subject: QuotaSubject) => gate.checkRunStart(subject),

@@ -6,7 +6,8 @@ import { ProviderRouteError } from '../../providers/router.js';
 import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/chat.js';
 import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { subjectOf } from '../../usage/metering.js';
-import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, textChoice, toChatRequest } from './completion.js';
+import { chatCompletion, requireUserMessage, setRoutingHeaders, textChoice, toChatRequest } from './completion.js';
+import { streamChatCompletion } from './stream.js';
 import { checkMessages } from './messages.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -25,9 +26,12 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const body = request.body;
-    rejectStreaming(body.stream);
     checkMessages(body.messages);
     requireUserMessage(body.messages);
+    if (body.stream === true) {
+      const subject = subjectOf(request.principal);
+      return streamChatCompletion(app, reply, { subject, body, chatRequest: toChatRequest(body), log: request.log });
+    }
     const abort = new AbortController();
     // A caller that hangs up should not keep a vendor call (and its cost) running.
     reply.raw.once('close', () => {
