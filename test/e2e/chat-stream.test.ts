@@ -326,3 +326,72 @@ describe('failures', () => {
     await until(() => fakes.openai.requests[0]!.clientClosed);
   });
 });
+
+describe('Anthropic and Gemini streams, translated to the same chunks', () => {
+  const anthropic = (): Connection => ({ provider: 'anthropic', api_key: KEYS.anthropic });
+  const google = (): Connection => ({ provider: 'google', api_key: KEYS.google });
+  const tools = [
+    { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object' } } },
+    { type: 'function' as const, function: { name: 'get_time', parameters: { type: 'object' } } },
+  ];
+  const calls = [{ id: 'call_w', name: 'get_weather', arguments: { city: 'Paris' } }, { id: 'call_t', name: 'get_time', arguments: { tz: 'CET', long: 'x'.repeat(30) } }];
+
+  for (const [vendor, connection, model] of [['anthropic', anthropic, 'claude-sonnet-4-5'], ['gemini', google, 'gemini-2.5-flash']] as const) {
+    it(`${vendor}: text chunks, role first, the finish, and exact usage when asked`, async () => {
+      const user = await account([connection()]);
+      const stream = await user.client.chat.completions.create({ model, messages: hello, stream: true, stream_options: { include_usage: true } });
+      const chunks = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
+      expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('echo: Hello there');
+      expect(chunks.filter((c) => c.choices[0]?.delta.content).length).toBeGreaterThan(2);
+      for (const c of chunks) expect(c).toMatchObject({ id: chunks[0]!.id, object: 'chat.completion.chunk', model });
+      expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop');
+      expect(chunks.at(-1)!.choices).toEqual([]);
+      expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 11, completion_tokens: 17, total_tokens: 28 });
+      const rows = await ledgerRows(user.id);
+      expect(rows).toEqual([expect.objectContaining({ provider: vendor === 'gemini' ? 'google' : 'anthropic', prompt_tokens: 11, completion_tokens: 17, outcome: 'ok' })]);
+    });
+
+    it(`${vendor}: chat.completions.stream() assembles tool calls`, async () => {
+      const user = await account([connection()]);
+      fakes[vendor].script({ kind: 'tool-call', calls });
+      const final = await user.client.chat.completions.stream({ model, messages: hello, tools }).finalChatCompletion();
+      expect(final.choices[0]!.finish_reason).toBe('tool_calls');
+      expect(final.choices[0]!.message.tool_calls).toEqual([
+        { id: 'call_w', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        { id: 'call_t', type: 'function', function: { name: 'get_time', arguments: JSON.stringify(calls[1]!.arguments) } },
+      ]);
+    });
+
+    it(`${vendor}: a vendor failing mid-stream makes the SDK raise`, async () => {
+      const user = await account([connection()]);
+      fakes[vendor].script({ kind: 'stream-error', after: 3, message: 'Overloaded' });
+      const stream = await user.client.chat.completions.create({ model, messages: hello, stream: true });
+      const failure = await (async () => {
+        try {
+          for await (const chunk of stream) void chunk;
+        } catch (error) {
+          return error;
+        }
+        return null;
+      })();
+      expect(failure).toBeInstanceOf(OpenAI.APIError);
+      expect((failure as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_stream_error');
+      expect((failure as Error).message).toContain('the stream reported an error: Overloaded');
+      fakes[vendor].script({ kind: 'stream-die', after: 3 });
+      const res = await rawStream(user.key, { model, messages: hello, stream: true });
+      expect(JSON.parse(dataOf(res.text).at(-1)!).error.code).toBe('upstream_stream_interrupted');
+    });
+  }
+
+  it('the vendors are asked in their own stream form', async () => {
+    const user = await account([anthropic()]);
+    await rawStream(user.key, { model: 'claude-sonnet-4-5', messages: hello, stream: true });
+    expect(fakes.anthropic.requests[0]!.body.stream).toBe(true);
+    const g = await account([google()]);
+    await rawStream(g.key, { model: 'gemini-2.5-flash', messages: hello, stream: true });
+    expect(fakes.gemini.requests[0]!.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent');
+    expect(fakes.gemini.requests[0]!.query).toEqual({ alt: 'sse' });
+  });
+});
