@@ -39,6 +39,7 @@ beforeAll(async () => {
     STREAM_IDLE_TIMEOUT_MS: '400',
     USAGE_FLUSH_MS: '600000',
     WORKER_CONCURRENCY: '0',
+    METRICS_TOKEN: 'stream-e2e-metrics-token-0123',
   });
   server = await startServer(config, { logStream: logs, database });
 });
@@ -393,5 +394,23 @@ describe('Anthropic and Gemini streams, translated to the same chunks', () => {
     await rawStream(g.key, { model: 'gemini-2.5-flash', messages: hello, stream: true });
     expect(fakes.gemini.requests[0]!.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent');
     expect(fakes.gemini.requests[0]!.query).toEqual({ alt: 'sse' });
+  });
+});
+
+describe('metrics', () => {
+  it('time to first chunk is observed per provider, and every stream that started is counted by outcome', async () => {
+    const scrape = async () => server.app.metrics.scrape();
+    const value = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"+]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    const before = await scrape();
+    const user = await account([openai(0)]);
+    await rawStream(user.key, { model: 'gpt-4o-mini', messages: hello, stream: true });
+    fakes.openai.script({ kind: 'stream-die', after: 3 });
+    await rawStream(user.key, { model: 'gpt-4o-mini', messages: hello, stream: true });
+    await until(() => false, 100).catch(() => {});
+    const after = await scrape();
+    const delta = (series: string) => value(after, series) - value(before, series);
+    expect(delta('ladder_streams_total{outcome="completed"}')).toBe(1);
+    expect(delta('ladder_streams_total{outcome="upstream_error"}')).toBe(1);
+    expect(delta('ladder_stream_first_chunk_seconds_count{provider="openai"}')).toBe(2);
   });
 });

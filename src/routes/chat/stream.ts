@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError, clientClosedRequest } from '../../errors.js';
+import type { StreamOutcome } from '../../metrics/recorder.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
 import type { ChatRequest } from '../../providers/types.js';
@@ -49,7 +50,11 @@ export async function streamChatCompletion(app: FastifyInstance, reply: FastifyR
     created: Math.floor(Date.now() / 1000),
     includeUsage: body.stream_options?.include_usage === true,
   });
-  void relay(routed, writer, meter, abort.signal, estimatePromptTokens(chatRequest), log).finally(() => {
+  app.metrics.streamStarted(routed.provider, reply.elapsedTime / 1000);
+  void relay(routed, writer, meter, abort.signal, estimatePromptTokens(chatRequest), log).then(
+    (outcome) => app.metrics.streamEnded(outcome),
+    (error: unknown) => log.error({ err: error }, 'stream relay failed'),
+  ).finally(() => {
     if (!out.writableEnded) out.end();
   });
   return reply
@@ -60,7 +65,7 @@ export async function streamChatCompletion(app: FastifyInstance, reply: FastifyR
 }
 
 /** Vendor chunks to the client, one at a time; settles the metering however it ends. */
-async function relay(routed: RoutedStream, writer: ChunkWriter, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<void> {
+async function relay(routed: RoutedStream, writer: ChunkWriter, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
   const { stream } = routed;
   let outcome = 'ok';
   try {
@@ -79,7 +84,15 @@ async function relay(routed: RoutedStream, writer: ChunkWriter, meter: StreamMet
     stream.cancel();
     meter.finish(routed.provider, streamedUsage(stream.usage(), stream.completed, stream.chars, promptEstimate), outcome);
   }
+  return OUTCOMES[outcome] ?? 'upstream_error';
 }
+
+const OUTCOMES: Record<string, StreamOutcome> = {
+  ok: 'completed',
+  client_closed_request: 'client_closed',
+  stream_timeout: 'timeout',
+  internal_error: 'internal_error',
+};
 
 /** A failure after the first chunk, as the error event says it (no switch to another vendor any more). */
 export function inStreamError(error: unknown): StreamErrorBody {
