@@ -38,6 +38,10 @@ export const EnvSchema = Type.Object({
   // No schema default: unset, it follows PROVIDER_TIMEOUT_MS (see requestTimeout).
   REQUEST_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
   PROVIDER_CONNECT_TIMEOUT_MS: Int(100, 60_000, 5_000),
+  // Streams (docs/streaming.md): instead of PROVIDER_TIMEOUT_MS's whole-body limit.
+  STREAM_FIRST_BYTE_TIMEOUT_MS: Int(100, 600_000, 60_000),
+  STREAM_IDLE_TIMEOUT_MS: Int(100, 600_000, 60_000),
+  STREAM_MAX_DURATION_MS: Int(1000, 86_400_000, 600_000),
   ALLOW_PRIVATE_ENDPOINTS: Type.Optional(Bool),
   BREAKER_FAILURE_THRESHOLD: Int(1, 1000, 3),
   BREAKER_COOLDOWN_MS: Int(0, 3_600_000, 30_000),
@@ -111,8 +115,10 @@ export interface Config {
     breakerCooldownMs: number;
     /** From PROVIDER_BASE_URL_<ID>, keyed by catalog id (`azure-openai` for AZURE_OPENAI). */
     baseUrls: Record<string, string>;
-    /** A larger success body is a failed attempt (vendor_response_too_large). */
+    /** A larger success body is a failed attempt (vendor_response_too_large); also the largest stream event. */
     maxResponseBytes: number;
+    /** Streams: time to the first chunk (per attempt), longest quiet gap, longest stream. */
+    stream: { firstByteMs: number; idleMs: number; maxDurationMs: number };
   };
   ladders: {
     defaultMaxSpend: number;
@@ -217,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       breakerCooldownMs: parsed.BREAKER_COOLDOWN_MS,
       baseUrls: providerBaseUrls(env),
       maxResponseBytes: parsed.PROVIDER_MAX_RESPONSE_BYTES,
+      stream: { firstByteMs: parsed.STREAM_FIRST_BYTE_TIMEOUT_MS, idleMs: parsed.STREAM_IDLE_TIMEOUT_MS, maxDurationMs: parsed.STREAM_MAX_DURATION_MS },
     },
     ladders: {
       defaultMaxSpend: parsed.LADDER_DEFAULT_MAX_SPEND,

@@ -77,6 +77,9 @@ function jsonValue(r: Random, depth = 0): unknown {
 function plausibleBody(r: Random): unknown {
   const templates: Array<() => Record<string, unknown>> = [
     () => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    // Streamed chat: before the first chunk every failure is plain JSON; a stream that started ends properly.
+    () => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true, ...(r.chance(0.5) ? { stream_options: { include_usage: r.chance(0.5) } } : {}) }),
+    () => ({ model: r.pick(['claude-sonnet-4-5', 'gemini-2.5-flash', 'anthropic/x', 'x']), messages: [{ role: 'user', content: 'hi' }], stream: r.pick([true, false, null, 'true', 1]) }),
     () => ({ config: structuredClone(minimalLadder) }),
     () => ({ provider: 'openai', api_key: 'sk-test', priority: 5, label: 'x' }),
     () => ({ username: `fz${r.int(1e6)}` }),
@@ -349,6 +352,10 @@ function judge(options: InjectOptions, status: number, contentType: string, body
   if (status === 200 && path.endsWith('/events')) {
     if (!contentType.startsWith('text/event-stream')) return `status 200 with content-type ${JSON.stringify(contentType)}`;
     return /\nevent: instance\.(completed|cancelled)\ndata: \{.*\}\n\n$/.test(body) ? null : `status 200: not a finished stream: ${body.slice(0, 300)}`;
+  }
+  // A chat stream: events, then [DONE] or one error event.
+  if (status === 200 && contentType.startsWith('text/event-stream') && path.endsWith('/chat/completions')) {
+    return /(data: \[DONE\]|data: \{"error":\{.*\}\})\n\n$/.test(body) ? null : `status 200: not a finished chat stream: ${body.slice(-300)}`;
   }
   if (!contentType.startsWith('application/json')) return `status ${status} with content-type ${JSON.stringify(contentType)}`;
   let parsed: unknown;

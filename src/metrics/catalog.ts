@@ -36,6 +36,8 @@ export const METRICS = {
   attemptDuration: m('provider_attempt_duration_seconds', 'histogram', ['provider', 'outcome'], 'Duration of attempts that reached a provider (skipped ones are not observed).', ATTEMPT_BUCKETS),
   circuitState: m('provider_circuit_state', 'gauge', ['provider'], 'Worst circuit of any connection of the provider: 0 closed, 1 half-open, 2 open.'),
   openCircuits: m('provider_open_circuits', 'gauge', ['provider'], 'Connections of the provider whose circuit is open or half-open.'),
+  streamFirstChunk: m('stream_first_chunk_seconds', 'histogram', ['provider'], 'Streamed chat completions: time from receiving the request to the first chunk (time to first token), fallback included, by the provider that streamed.', ATTEMPT_BUCKETS),
+  streams: m('streams_total', 'counter', ['outcome'], 'Streamed chat completions that started, by outcome: completed, client_closed, upstream_error, timeout, internal_error.'),
   runs: m('runs_total', 'counter', ['mode', 'status'], 'Ladder runs that ended, by mode (sync, async) and final status.'),
   modelCalls: m('model_calls_total', 'counter', ['kind', 'outcome'], 'Model calls made through quotas and the usage ledger, by kind (direct, ladder) and outcome (ok, error).'),
   spend: m('spend_usd_total', 'counter', ['kind'], 'Spend in USD of model calls, as priced for the usage ledger, by kind (direct, ladder).'),

@@ -39,5 +39,17 @@ export function instrumentRouter(router: ProviderRouter, metrics: Metrics): Prov
         throw error;
       }
     },
+    async stream(request, connections, signal, log) {
+      try {
+        const opened = await router.stream(request, connections, signal, log);
+        metrics.providerAttempts(opened.attempts);
+        if (opened.attempts.length > 1) watch(connections);
+        return opened;
+      } catch (error) {
+        if (error instanceof ProviderRouteError) metrics.providerAttempts(error.attempts);
+        watch(connections);
+        throw error;
+      }
+    },
   };
 }

@@ -10,6 +10,7 @@ export type RunMode = 'sync' | 'async';
 export type RunStatus = 'completed' | 'failed' | 'cancelled';
 export type CallKind = 'direct' | 'ladder';
 export type CircuitState = 'closed' | 'half-open' | 'open';
+export type StreamOutcome = 'completed' | 'client_closed' | 'upstream_error' | 'timeout' | 'internal_error';
 
 /** One connection's circuit, as the router's breaker sees it. */
 export interface CircuitReading {
@@ -32,6 +33,10 @@ export interface Metrics {
   httpRequest(method: string, route: string, status: number, seconds: number, overheadSeconds: number | null): void;
   /** Every attempt of one routed model call, in order (as ChatResult or ProviderRouteError carry them). */
   providerAttempts(attempts: readonly Attempt[]): void;
+  /** A streamed chat completion sent its first chunk, `seconds` after its request arrived. */
+  streamStarted(provider: string, seconds: number): void;
+  /** A stream that started ended. */
+  streamEnded(outcome: StreamOutcome): void;
   /** A ladder run ended (the synchronous route counts its own; workers call this for async runs). */
   runFinished(mode: RunMode, status: RunStatus): void;
   /** A model call passed through metering: counted, and its cost added to the spend. */
@@ -74,6 +79,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const attempts = counter(METRICS.attempts);
   const attemptDuration = histogram(METRICS.attemptDuration);
   const runs = counter(METRICS.runs);
+  const streamFirstChunk = histogram(METRICS.streamFirstChunk);
+  const streams = counter(METRICS.streams);
   const modelCalls = counter(METRICS.modelCalls);
   const spend = counter(METRICS.spend);
   const usageRowsRejected = counter(METRICS.usageRowsRejected);
@@ -186,6 +193,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
       }
     },
 
+    streamStarted(provider, seconds) {
+      streamFirstChunk.labels(provider).observe(seconds);
+    },
+
+    streamEnded(outcome) {
+      streams.labels(outcome).inc();
+    },
+
     runFinished(mode, status) {
       runChildren.get(`${mode}:${status}`)?.inc();
     },
@@ -223,6 +238,8 @@ export const disabledMetrics: Metrics = {
   scrape: async () => '',
   httpRequest: () => {},
   providerAttempts: () => {},
+  streamStarted: () => {},
+  streamEnded: () => {},
   runFinished: () => {},
   modelCall: () => {},
   usageRowRejected: () => {},

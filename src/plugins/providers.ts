@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { instrumentRouter } from '../metrics/instrument-router.js';
 import { createProviderRouter, type ProviderRouter, type RouterLogger } from '../providers/router.js';
+import type { RoutedStream } from '../providers/stream/routed-stream.js';
 import type { ChatRequest, ChatResult } from '../providers/types.js';
 import { createConnectionService, type ConnectionService } from '../services/provider-connections.js';
 
@@ -12,6 +13,8 @@ declare module 'fastify' {
     providerRouter: ProviderRouter;
     /** One model call on behalf of an account, through its connections and fallback. */
     callModel(accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
+    /** The same call streamed: resolves with the first chunk in hand; `signal` cancels the stream too. */
+    streamModel(accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger): Promise<RoutedStream>;
   }
 }
 
@@ -31,11 +34,15 @@ async function providers(app: FastifyInstance) {
     breaker: { failureThreshold: config.providers.breakerFailureThreshold, cooldownMs: config.providers.breakerCooldownMs },
     logger: app.log.child({ component: 'provider-router' }),
     maxResponseBytes: config.providers.maxResponseBytes,
+    stream: config.providers.stream,
   }), app.metrics);
   app.decorate('connections', connections);
   app.decorate('providerRouter', router);
   app.decorate('callModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger) =>
     router.call(request, await connections.forRouting(accountId), signal, log),
+  );
+  app.decorate('streamModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger) =>
+    router.stream(request, await connections.forRouting(accountId), signal, log),
   );
   app.addHook('onClose', () => router.close());
 }

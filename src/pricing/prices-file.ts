@@ -1,5 +1,6 @@
 // PRICES_FILE: operator prices that add to or override the built-in table without a release.
-// The file is JSON, `{"model-name": {"input": usd_per_million, "output": usd_per_million}}`,
+// The file is JSON, `{"model-name": {"input": usd_per_million, "output": usd_per_million}}`
+// (optionally also "cached_input" and "reasoning": the rates of cache reads and reasoning tokens),
 // read once at boot; every problem is reported at once, each naming the model and member.
 import { readFileSync } from 'node:fs';
 import type { ModelPrice } from './prices.js';
@@ -10,6 +11,8 @@ export class PricesFileError extends Error {
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const MEMBERS = ['input', 'output', 'cached_input', 'reasoning'];
 
 /** Validates a parsed prices document; returns the prices keyed by lower-case model name. */
 export function parsePrices(document: unknown): Record<string, ModelPrice> {
@@ -29,18 +32,21 @@ export function parsePrices(document: unknown): Record<string, ModelPrice> {
       continue;
     }
     for (const member of Object.keys(entry)) {
-      if (member !== 'input' && member !== 'output') problems.push(`${where}.${member}: unknown member (only "input" and "output" are allowed)`);
+      if (!MEMBERS.includes(member)) problems.push(`${where}.${member}: unknown member (only "input", "output", "cached_input" and "reasoning" are allowed)`);
     }
-    for (const member of ['input', 'output'] as const) {
+    for (const member of MEMBERS) {
       const value = entry[member];
-      if (value === undefined) problems.push(`${where}.${member}: missing (USD per million tokens)`);
-      else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      if (value === undefined) {
+        if (member === 'input' || member === 'output') problems.push(`${where}.${member}: missing (USD per million tokens)`);
+      } else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
         problems.push(`${where}.${member}: must be a number of USD per million tokens, 0 or more, got ${JSON.stringify(value)}`);
       }
     }
     const key = name.toLowerCase();
     if (prices[key]) problems.push(`${where}: listed twice (model names are compared case-insensitively)`);
     prices[key] = { input: entry.input as number, output: entry.output as number };
+    if (entry.cached_input !== undefined) prices[key].cachedInput = entry.cached_input as number;
+    if (entry.reasoning !== undefined) prices[key].reasoning = entry.reasoning as number;
   }
   if (problems.length > 0) throw new PricesFileError(problems.join('; '));
   return prices;

@@ -1,7 +1,7 @@
 // Model prices, in USD per million tokens: the one source of cost for direct calls, ladder
 // budgets, the usage ledger and spend quotas. Operators add or override entries with PRICES_FILE.
-// List prices of the vendors' standard (non-batch, uncached, short-context) tier as published
-// in late 2025; update them here when a vendor changes its price list.
+// List prices of the vendors' standard (non-batch, short-context) tier as published in late
+// 2025, with the cache-read price where the vendor publishes one; update them here when a vendor changes its price list.
 import type { Usage } from '../providers/types.js';
 
 export interface ModelPrice {
@@ -9,6 +9,10 @@ export interface ModelPrice {
   input: number;
   /** USD per million completion tokens. */
   output: number;
+  /** USD per million prompt tokens read from the vendor's cache (usage.prompt_tokens_details.cached_tokens); absent: `input`. */
+  cachedInput?: number;
+  /** USD per million reasoning tokens (usage.completion_tokens_details.reasoning_tokens); absent: `output`. */
+  reasoning?: number;
 }
 
 export interface PriceTable {
@@ -18,41 +22,42 @@ export interface PriceTable {
   unknownModel: ModelPrice;
 }
 
-const p = (input: number, output: number): ModelPrice => ({ input, output });
+/** `cached`: the vendor's price for cache reads, where it publishes one. */
+const p = (input: number, output: number, cached?: number): ModelPrice => (cached === undefined ? { input, output } : { input, output, cachedInput: cached });
 
 export const knownModelPrices: Readonly<Record<string, ModelPrice>> = {
   // openai
-  'gpt-5': p(1.25, 10),
-  'gpt-5-mini': p(0.25, 2),
-  'gpt-5-nano': p(0.05, 0.4),
-  'gpt-4.1': p(2, 8),
-  'gpt-4.1-mini': p(0.4, 1.6),
-  'gpt-4.1-nano': p(0.1, 0.4),
-  'gpt-4o': p(2.5, 10),
-  'gpt-4o-mini': p(0.15, 0.6),
+  'gpt-5': p(1.25, 10, 0.125),
+  'gpt-5-mini': p(0.25, 2, 0.025),
+  'gpt-5-nano': p(0.05, 0.4, 0.005),
+  'gpt-4.1': p(2, 8, 0.5),
+  'gpt-4.1-mini': p(0.4, 1.6, 0.1),
+  'gpt-4.1-nano': p(0.1, 0.4, 0.025),
+  'gpt-4o': p(2.5, 10, 1.25),
+  'gpt-4o-mini': p(0.15, 0.6, 0.075),
   'chatgpt-4o-latest': p(5, 15),
   'gpt-4-turbo': p(10, 30),
   'gpt-4': p(30, 60),
   'gpt-3.5-turbo': p(0.5, 1.5),
-  'o1': p(15, 60),
+  'o1': p(15, 60, 7.5),
   'o1-mini': p(1.1, 4.4),
   'o1-pro': p(150, 600),
-  'o3': p(2, 8),
-  'o3-mini': p(1.1, 4.4),
+  'o3': p(2, 8, 0.5),
+  'o3-mini': p(1.1, 4.4, 0.55),
   'o3-pro': p(20, 80),
-  'o4-mini': p(1.1, 4.4),
+  'o4-mini': p(1.1, 4.4, 0.275),
   'gpt-oss-120b': p(0.15, 0.75),
   'gpt-oss-20b': p(0.1, 0.5),
   // anthropic
-  'claude-opus-4-5': p(5, 25),
-  'claude-opus-4-1': p(15, 75),
-  'claude-opus-4': p(15, 75),
-  'claude-sonnet-4-5': p(3, 15),
-  'claude-sonnet-4': p(3, 15),
-  'claude-haiku-4-5': p(1, 5),
-  'claude-3-7-sonnet': p(3, 15),
+  'claude-opus-4-5': p(5, 25, 0.5),
+  'claude-opus-4-1': p(15, 75, 1.5),
+  'claude-opus-4': p(15, 75, 1.5),
+  'claude-sonnet-4-5': p(3, 15, 0.3),
+  'claude-sonnet-4': p(3, 15, 0.3),
+  'claude-haiku-4-5': p(1, 5, 0.1),
+  'claude-3-7-sonnet': p(3, 15, 0.3),
   'claude-3-5-sonnet': p(3, 15),
-  'claude-3-5-haiku': p(0.8, 4),
+  'claude-3-5-haiku': p(0.8, 4, 0.08),
   'claude-3-opus': p(15, 75),
   'claude-3-sonnet': p(3, 15),
   'claude-3-haiku': p(0.25, 1.25),
@@ -88,8 +93,8 @@ export const knownModelPrices: Readonly<Record<string, ModelPrice>> = {
   'kimi-k2-instruct': p(1, 3),
   'gemma2-9b-it': p(0.2, 0.2),
   // deepseek
-  'deepseek-chat': p(0.28, 0.42),
-  'deepseek-reasoner': p(0.28, 0.42),
+  'deepseek-chat': p(0.28, 0.42, 0.028),
+  'deepseek-reasoner': p(0.28, 0.42, 0.028),
   // xai
   'grok-4-fast': p(0.2, 0.5),
   'grok-4': p(3, 15),
@@ -133,8 +138,16 @@ export function priceOf(model: string, table: PriceTable = defaultPriceTable): M
   return findModelPrice(model, table) ?? table.unknownModel;
 }
 
-/** The cost in USD of one call's usage. */
+/**
+ * The cost in USD of one call's usage. Cached prompt tokens and reasoning tokens are parts of
+ * the prompt and completion counts; where the price has their own rate, that part is charged at it.
+ */
 export function costOf(model: string, usage: Usage, table: PriceTable = defaultPriceTable): number {
   const price = priceOf(model, table);
-  return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1_000_000;
+  const cached = price.cachedInput === undefined ? 0 : Math.min(usage.prompt_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
+  const reasoning = price.reasoning === undefined ? 0 : Math.min(usage.completion_tokens, usage.completion_tokens_details?.reasoning_tokens ?? 0);
+  return (
+    (usage.prompt_tokens - cached) * price.input + cached * (price.cachedInput ?? 0) +
+    (usage.completion_tokens - reasoning) * price.output + reasoning * (price.reasoning ?? 0)
+  ) / 1_000_000;
 }

@@ -62,21 +62,7 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
     });
     const requestId = first(response.headers[adapter.requestIdHeader]) ?? null;
     const status = response.statusCode;
-    if (status < 200 || status >= 300) {
-      const text = status >= 300 && status < 400 ? (await response.body.dump(), '') : await readText(response.body, ERROR_BODY_LIMIT, true);
-      const parsed = parseJson(text);
-      const info = parsed === undefined ? {} : adapter.errorInfo(status, parsed);
-      throw statusError({
-        provider,
-        status,
-        vendorMessage: info.message,
-        kind: info.kind,
-        opaque: target.opaque,
-        apiKey: call.apiKey,
-        requestId,
-        retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(response.headers) : null,
-      });
-    }
+    if (status < 200 || status >= 300) throw await failedStatus(call, response, requestId);
     // A declared length over the cap fails before a byte is read; an undeclared one is counted.
     const declared = Number(first(response.headers['content-length']) ?? Number.NaN);
     if (declared > call.maxResponseBytes) {
@@ -111,12 +97,30 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
   }
 }
 
+/** A vendor's non-2xx answer, read (a bounded part of it) and normalised. */
+export async function failedStatus(call: VendorCall, response: Dispatcher.ResponseData, requestId: string | null): Promise<VendorError> {
+  const status = response.statusCode;
+  const text = status >= 300 && status < 400 ? (await response.body.dump(), '') : await readText(response.body, ERROR_BODY_LIMIT, true);
+  const parsed = parseJson(text);
+  const info = parsed === undefined ? {} : call.adapter.errorInfo(status, parsed);
+  return statusError({
+    provider: call.provider,
+    status,
+    vendorMessage: info.message,
+    kind: info.kind,
+    opaque: call.target.opaque,
+    apiKey: call.apiKey,
+    requestId,
+    retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(response.headers) : null,
+  });
+}
+
 // A vendor fault like a bad body: the next candidate may answer within the cap.
 function tooLarge(provider: string, maxBytes: number, status: number, requestId: string | null): VendorError {
   return transportError(provider, 'too_large', `response body larger than the ${maxBytes}-byte limit`, status, requestId);
 }
 
-function fromSocketError(provider: string, error: unknown, opaque: boolean, maxBytes: number): VendorError {
+export function fromSocketError(provider: string, error: unknown, opaque: boolean, maxBytes: number): VendorError {
   const code = errorCode(error);
   if (code === ENDPOINT_NOT_ALLOWED) {
     return transportError(provider, 'endpoint_not_allowed', 'endpoint resolves to a non-public address, refused');

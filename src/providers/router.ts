@@ -2,16 +2,20 @@
 // and the error a caller sees when nothing answered.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import { ApiError, invalidRequest, type ErrorType } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { abortScope } from '../abort-scope.js';
 import { adapters } from './adapters/index.js';
 import { CircuitBreaker, circuitKey, type BreakerOptions } from './breaker.js';
-import { callVendor, type Target } from './call-vendor.js';
-import { candidatesFor, explicitSelection, type Candidate } from './catalog.js';
-import type { VendorModel } from './adapters/types.js';
+import { callVendor, type VendorCall } from './call-vendor.js';
+import { candidatesFor, type Candidate } from './catalog.js';
+import type { VendorAdapter, VendorModel } from './adapters/types.js';
 import { createModelLists } from './model-list.js';
 import { REASONS, countsAgainstConnection, fallsBack, retryDelayMs } from './policy.js';
-import { validateEndpointUrl } from './ssrf.js';
+import { allFailed, final, notServed, requestTimedOut } from './route-errors.js';
+import { openVendorStream } from './stream/open-stream.js';
+import type { StreamLimits } from './stream/vendor-stream.js';
+import type { RoutedStream } from './stream/routed-stream.js';
+import { createTargets } from './targets.js';
 import { createTransport, type Transport } from './transport.js';
 import type { Attempt, ChatRequest, ChatResult, ProviderConnection } from './types.js';
 import { VendorError, transportError } from './vendor-errors.js';
@@ -41,39 +45,40 @@ export interface ProviderRouterOptions {
   dispatcher?: Dispatcher;
   /** Largest accepted success body; a larger one is a failed attempt that falls back. Default 4 MiB. */
   maxResponseBytes?: number;
+  /** Streams: first-byte (per attempt), idle and total limits. Default 60 s, 60 s, 10 min; events up to maxResponseBytes. */
+  stream?: Partial<Omit<StreamLimits, 'maxEventChars'>>;
+}
+
+export { ProviderRouteError } from './route-errors.js';
+
+/** One way of exchanging with a vendor: a whole answer, or a stream opened up to its first chunk. */
+interface Exchange<T> {
+  streaming: boolean;
+  send(call: VendorCall): Promise<T & { status: number; requestId: string | null }>;
+}
+
+interface Routed<T> {
+  sent: T;
+  candidate: Candidate;
+  attempts: Attempt[];
+  upstreamMs: number;
 }
 
 export interface ProviderRouter {
   /** `log` replaces the router's logger for this call (e.g. a request's, to carry its id). */
   call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
+  /**
+   * The same call streamed: resolves once the first chunk is in hand (fallback happens before
+   * it), with the stream to read on. `signal` also cancels the stream later on.
+   */
+  stream(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<RoutedStream>;
   /** The vendor's own model list for a connection (cached for a minute); null when it has none. */
   listModels(connection: ProviderConnection): Promise<VendorModel[] | null>;
   close(): Promise<void>;
-  /** A connection's circuit, as the breaker sees it now (read by metrics at scrape time). */
-  /** The state of one circuit, named by circuitKey(connection). */
+  /** The state of one circuit, named by circuitKey(connection) (read by metrics at scrape time). */
   circuitState(circuit: string): ReturnType<CircuitBreaker['state']>;
 }
 
-/** An ApiError that also says what was tried, so the route can still set its headers. */
-export class ProviderRouteError extends ApiError {
-  constructor(
-    statusCode: number,
-    type: ErrorType,
-    code: string,
-    message: string,
-    readonly attempts: Attempt[],
-    readonly upstreamMs: number,
-    headers: Record<string, string> = {},
-  ) {
-    super(statusCode, type, code, message, null, headers);
-  }
-}
-
-function targetFrom(url: URL, dispatcher: Dispatcher, opaque: boolean): Target {
-  return { origin: url.origin, basePath: url.pathname.replace(/\/+$/, ''), dispatcher, opaque };
-}
-
-const ENDPOINT_CACHE_LIMIT = 1000;
 /** The abort reason of a call that ran out of its request deadline. */
 const DEADLINE = Symbol('request deadline');
 
@@ -91,50 +96,43 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   });
   const breaker = new CircuitBreaker(options.breaker);
 
-  // Base URLs are parsed once here, so the hot path does no URL work for catalog vendors.
-  const vendorTargets = new Map<string, Target>();
-  for (const [id, adapter] of Object.entries(adapters)) {
-    const override = options.baseUrls?.[id];
-    const base = override ?? adapter.defaultBaseUrl;
-    if (base) vendorTargets.set(id, targetFrom(parseBaseUrl(id, base), transport.vendors, false));
-  }
-  for (const id of Object.keys(options.baseUrls ?? {})) {
-    if (!adapters[id]) throw new Error(`PROVIDER_BASE_URL_${envName(id)}: "${id}" is not a provider in the catalog`);
-  }
-  const endpointTargets = new Map<string, Target | VendorError>();
+  const targetFor = createTargets(transport, options.baseUrls ?? {}, allowPrivate);
 
-  function targetFor(connection: ProviderConnection): Target | VendorError {
-    if (connection.endpoint === null || connection.endpoint === '') {
-      return vendorTargets.get(connection.provider) ?? transportError(connection.provider, 'endpoint_not_allowed', 'connection has no endpoint');
-    }
-    let target = endpointTargets.get(connection.endpoint);
-    if (!target) {
-      try {
-        target = targetFrom(validateEndpointUrl(connection.endpoint, allowPrivate), transport.endpoints, true);
-      } catch {
-        target = transportError(connection.provider, 'endpoint_not_allowed', 'endpoint URL is not allowed');
-      }
-      if (endpointTargets.size >= ENDPOINT_CACHE_LIMIT) endpointTargets.clear();
-      endpointTargets.set(connection.endpoint, target);
-    }
-    return target;
-  }
+  const whole: Exchange<Awaited<ReturnType<typeof callVendor>>> = { streaming: false, send: callVendor };
+  const limits: StreamLimits = {
+    firstByteMs: options.stream?.firstByteMs ?? 60_000,
+    idleMs: options.stream?.idleMs ?? 60_000,
+    maxDurationMs: options.stream?.maxDurationMs ?? 600_000,
+    maxEventChars: maxResponseBytes,
+  };
 
   async function call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<ChatResult> {
+    const { sent, candidate, attempts, upstreamMs } = await route(request, connections, signal, log, whole);
+    // Object.assign rather than `{ ...output, more }`: Node 20's V8 builds the latter on a slow path (µs per call).
+    return Object.assign({}, sent.output, { model: sent.output.model ?? candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs });
+  }
+
+  async function stream(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<RoutedStream> {
+    const streamed = { streaming: true, send: (c: VendorCall) => openVendorStream(Object.assign(c, { limits, lifetime: signal })) };
+    const { sent, candidate, attempts, upstreamMs } = await route(request, connections, signal, log, streamed);
+    return { stream: sent.stream, model: candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs };
+  }
+
+  async function route<T>(request: ChatRequest, connections: ProviderConnection[], signal: AbortSignal | undefined, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
     const candidates = candidatesFor(request.model, connections);
     if (candidates.length === 0) throw notServed(request.model, connections);
-    // One deadline for the whole call: N hanging connections cost requestTimeoutMs, not N attempts.
+    // One deadline for the whole call (for a stream: its opening): N hanging connections cost requestTimeoutMs, not N attempts.
     const scope = abortScope(signal);
     const deadline = setTimeout(() => scope.abort(DEADLINE), requestTimeoutMs);
     try {
-      return await attemptAll(request, candidates, scope.signal, log);
+      return await attemptAll(request, candidates, scope.signal, log, exchange);
     } finally {
       clearTimeout(deadline);
       scope.dispose();
     }
   }
 
-  async function attemptAll(request: ChatRequest, candidates: Candidate[], signal: AbortSignal, log: RouterLogger | undefined): Promise<ChatResult> {
+  async function attemptAll<T>(request: ChatRequest, candidates: Candidate[], signal: AbortSignal, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
     const attempts: Attempt[] = [];
     const failures: VendorError[] = [];
     let upstreamMs = 0;
@@ -159,7 +157,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
       const adapter = adapters[connection.provider]!;
       let body: string;
       try {
-        body = JSON.stringify(adapter.toVendor(request, candidate.vendorModel));
+        body = vendorBody(adapter, request, candidate.vendorModel, exchange.streaming);
       } catch (error) {
         // This vendor cannot express the request (a parameter or an image form it does not take); another may.
         if (!(error instanceof ApiError)) throw error;
@@ -173,7 +171,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
         const started = performance.now();
         try {
           if (target instanceof VendorError) throw target;
-          const result = await callVendor({
+          const sent = await exchange.send({
             adapter,
             provider: connection.provider,
             target,
@@ -188,9 +186,8 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
           breaker.success(circuit);
-          attempts.push(record(log, candidate, result.status, 'ok', undefined, latencyMs, result.requestId));
-          // Object.assign rather than `{ ...output, more }`: Node 20's V8 builds the latter on a slow path (µs per call).
-          return Object.assign({}, result.output, { model: result.output.model ?? candidate.vendorModel, provider: connection.provider, attempts, upstreamMs });
+          attempts.push(record(log, candidate, sent.status, 'ok', undefined, latencyMs, sent.requestId));
+          return { sent, candidate, attempts, upstreamMs };
         } catch (caught) {
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
@@ -254,60 +251,17 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
 
   return {
     call,
+    stream,
     listModels: (connection) => modelLists.get(connection, targetFor(connection)),
     close: () => transport.close(),
     circuitState: (circuit) => breaker.state(circuit), // metrics: circuit gauges
   };
 }
 
-/** The request's own fault (or the caller's abort): returned as is, with the vendor's message. */
-function final(error: VendorError, attempts: Attempt[], upstreamMs: number): Error {
-  if (error.kind === 'abort') return error;
-  return new ProviderRouteError(error.status ?? 400, 'invalid_request_error', 'provider_rejected_request', error.message, attempts, upstreamMs);
-}
-
-function requestTimedOut(requestTimeoutMs: number, attempts: Attempt[], upstreamMs: number): ProviderRouteError {
-  const listed = attempts.length > 0 ? `: ${attempts.map(describe).join('; ')}` : '';
-  return new ProviderRouteError(504, 'upstream_error', 'request_timeout', `No provider answered within the request deadline of ${requestTimeoutMs} ms${listed}.`, attempts, upstreamMs);
-}
-
-function allFailed(failures: VendorError[], attempts: Attempt[], upstreamMs: number): ProviderRouteError {
-  const listed = attempts.map(describe).join('; ');
-  // Only when every real attempt was throttled is "slow down" the truth; otherwise the service is unavailable.
-  if (failures.length > 0 && failures.every((f) => f.kind === 'rate_limit')) {
-    const waits = failures.map((f) => f.retryAfterMs).filter((ms): ms is number => ms !== null);
-    const headers: Record<string, string> = waits.length > 0 ? { 'retry-after': String(Math.ceil(Math.min(...waits) / 1000)) } : {};
-    return new ProviderRouteError(429, 'rate_limit_error', 'upstream_rate_limited', `Every provider rate-limited the request: ${listed}.`, attempts, upstreamMs, headers);
-  }
-  return new ProviderRouteError(502, 'upstream_error', 'upstream_unavailable', `All providers failed: ${listed}.`, attempts, upstreamMs);
-}
-
-function describe(attempt: Attempt): string {
-  const what = attempt.status !== null ? `HTTP ${attempt.status}` : '';
-  const why = attempt.outcome === 'skipped' ? `skipped, ${attempt.reason}` : attempt.reason ?? '';
-  return `${attempt.provider} (${[what, why].filter(Boolean).join(', ')})`;
-}
-
-function notServed(model: string, connections: ProviderConnection[]): ApiError {
-  const configured = [...new Set(connections.map((c) => c.provider))];
-  const have = configured.length > 0 ? `configured: ${configured.join(', ')}` : 'no provider connections are configured';
-  const explicit = explicitSelection(model);
-  const message = explicit
-    ? `Model "${model}" is not served by any of your provider connections: it selects provider "${explicit.provider}", which has no connection (${have}).`
-    : `Model "${model}" is not served by any of your provider connections (${have}).`;
-  return invalidRequest('model_not_supported', message, 'model');
-}
-
-function envName(id: string): string {
-  return id.toUpperCase().replace(/-/g, '_');
-}
-
-function parseBaseUrl(id: string, raw: string): URL {
-  try {
-    const url = new URL(raw);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url;
-  } catch {
-    // falls through to the error naming the setting
-  }
-  throw new Error(`PROVIDER_BASE_URL_${envName(id)}: "${raw}" is not an absolute http(s) URL`);
+/** The vendor's body as text; throws a 400 ApiError for what this vendor cannot express. */
+function vendorBody(adapter: VendorAdapter, request: ChatRequest, vendorModel: string, streaming: boolean): string {
+  const body = adapter.toVendor(request, vendorModel);
+  if (!streaming) return JSON.stringify(body);
+  if (!adapter.stream) throw new ApiError(400, 'invalid_request_error', 'unsupported_parameter', `${adapter.id} cannot stream`, 'stream');
+  return JSON.stringify(adapter.stream.body(body as Record<string, unknown>));
 }

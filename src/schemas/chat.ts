@@ -14,8 +14,11 @@ import { StringEnum } from './common.js';
 
 export { MessageSchema, MessagesSchema } from './chat-messages.js';
 
-/** Accepted and rejected when true: streaming is not supported yet. */
+/** Ladder runs: accepted and refused when true (400 stream_not_supported), streaming runs are planned. */
 export const StreamSchema = Type.Optional(orNull(Type.Boolean({ description: 'Must be omitted, null or false' })));
+
+/** Direct chat: true streams the answer as server-sent events (docs/streaming.md). */
+export const DirectStreamSchema = Type.Optional(orNull(Type.Boolean({ description: 'true: the answer streamed as text/event-stream chat.completion.chunk events ending with data: [DONE] (docs/streaming.md)' })));
 
 const Penalty = Type.Number({ minimum: -2, maximum: 2 });
 const Effort = StringEnum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
@@ -84,7 +87,7 @@ export const ChatParameters = {
   store: Type.Optional(orNull(Type.Boolean())),
   stream_options: Type.Optional(orNull(Type.Object(
     { include_usage: Type.Optional(Type.Boolean()), include_obfuscation: Type.Optional(Type.Boolean()) },
-    { additionalProperties: false, description: 'Only meaningful with stream: true, which is not supported yet' },
+    { additionalProperties: false, description: 'With stream: true; include_usage adds a last chunk with the usage' },
   ))),
   temperature: Type.Optional(orNull(Type.Number({ minimum: 0, maximum: 2 }))),
   tool_choice: Type.Optional(ToolChoiceSchema),
@@ -106,7 +109,7 @@ export const DirectChatRequestSchema = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 256 }),
     messages: MessagesSchema,
-    stream: StreamSchema,
+    stream: DirectStreamSchema,
     ...ChatParameters,
   },
   { additionalProperties: false, description: "OpenAI's chat completions request; any other member is 400 unknown_parameter." },

@@ -4,7 +4,7 @@
 import { lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { usageBatches } from '../db/schema.js';
-import type { UsageEntry } from './ledger.js';
+import type { UsageEntry } from './entry.js';
 
 const INSERT_CHUNK = 5000;
 

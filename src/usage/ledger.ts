@@ -14,28 +14,12 @@ import { and, inArray, lt } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { isDataError, loggableError } from '../db/errors.js';
 import { quotaWindows, type QuotaScope } from '../db/schema.js';
-import type { Usage } from '../providers/types.js';
 import { advanceSpend, SPEND_METRICS, type SpendDelta, type SpendTracker } from '../quotas/spend.js';
 import { windowOf } from '../quotas/windows.js';
 import { storableAmount, storableCount } from '../storable.js';
 import { storableText } from '../unicode.js';
+import type { UsageEntry } from './entry.js';
 import { forgetOldBatches, writeRows } from './ledger-write.js';
-
-export interface UsageEntry {
-  /** When the call ended, in ms since the epoch. */
-  at: number;
-  accountId: string;
-  apiKeyId: string | null;
-  provider: string | null;
-  model: string;
-  /** `author/slug` for a ladder's calls. */
-  ladder: string | null;
-  instanceId: string | null;
-  usage: Usage;
-  costUsd: number;
-  /** `ok`, or the error code the call failed with. */
-  outcome: string;
-}
 
 export interface LedgerOptions {
   flushMs: number;

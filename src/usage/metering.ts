@@ -8,7 +8,9 @@ import type { ChatRequest, ChatResult, ModelCall, Usage } from '../providers/typ
 import type { QuotaGate, QuotaSubject } from '../quotas/gate.js';
 import { spendDemand, withCap } from '../quotas/spend-demand.js';
 import type { Clock } from '../quotas/windows.js';
-import type { Ledger, UsageEntry } from './ledger.js';
+import type { UsageEntry } from './entry.js';
+import type { Ledger } from './ledger.js';
+import { meterStream } from './stream-metering.js';
 
 /** Completion tokens assumed for the token estimate of a call that sets no max_tokens. */
 export const DEFAULT_COMPLETION_ESTIMATE = 256;
@@ -22,6 +24,9 @@ export function estimateTokens(request: ChatRequest): number {
   }
   return Math.ceil(chars / 4) + (request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_COMPLETION_ESTIMATE);
 }
+
+/** The prompt's part of estimateTokens: what a stream cut before its usage report is charged for its prompt. */
+export const estimatePromptTokens = (request: ChatRequest) => estimateTokens({ ...request, max_tokens: 1, max_completion_tokens: 1 }) - 1;
 
 /** The `x-ladder-cost-usd` header value: USD with 8 decimals. */
 export const formatCost = (usd: number) => usd.toFixed(8);
@@ -105,6 +110,12 @@ export function createMetering(deps: MeteringDeps) {
     ladderCall(context: LadderCallContext, call: ModelCall): ModelCall {
       const { subject, ...ladder } = context;
       return async (request, signal) => (await metered(subject, request, (sent) => call(sent, signal), ladder)).result;
+    },
+
+    /** One streamed direct call (src/usage/stream-metering.ts): admitted now, settled by the stream's end. */
+    async streamed(subject: QuotaSubject, asked: ChatRequest) {
+      const { admission, request } = await admit(subject, asked, false);
+      return meterStream(deps, subject, request, admission);
     },
 
     /** When a run starts (before its instance is recorded or resumed): 402/429 if the subject is already over a limit. */

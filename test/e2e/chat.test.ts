@@ -538,11 +538,11 @@ describe('requests the service refuses', () => {
     expect(err.message).toContain('no provider connections are configured');
   });
 
-  it('stream: true is 400 stream_not_supported, before any vendor is called', async () => {
+  it('stream: true streams (test/e2e/chat-stream.test.ts); validation still comes first, as plain JSON', async () => {
     const { client } = await account([openaiConnection()]);
-    const err = await apiError(client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello, stream: true }));
+    const err = await apiError(client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'x' }], stream: true }));
     expect(err.status).toBe(400);
-    expect(err.error).toMatchObject({ code: 'stream_not_supported', param: 'stream', type: 'invalid_request_error' });
+    expect(err.error).toMatchObject({ code: 'missing_user_message', param: 'messages', type: 'invalid_request_error' });
     expect(fakes.openai.requests).toHaveLength(0);
   });
 

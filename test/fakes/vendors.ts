@@ -23,12 +23,22 @@
  * redirect (3xx with Location), raw (anything), greedy (echo, but reports as many completion tokens
  * as the request allowed: its max_tokens, or 1,000,000 when it set none).
  *
+ * Streaming requests (`stream: true`; Gemini's `:streamGenerateContent?alt=sse`) get the answer
+ * as the vendor's own event stream (test/fakes/vendor-streams.ts); reply, tool-call, echo and
+ * delay steps stream. Stream faults: stream-die (the socket dies after `after` events),
+ * stream-error (the vendor's in-stream error event after `after` events), stream-malformed (an
+ * event that is not JSON after `after`), stream-slow (the answer with `intervalMs` between
+ * events), stream-long (`chunks` text events, optionally `intervalMs` apart). The fake waits for
+ * 'drain' like a real server, so a reader that stops reading stalls it; `streamedEvents` counts
+ * the events it managed to write.
+ *
  * Base URLs: OpenAI-compatible `${url}/v1` (path /v1/chat/completions); Anthropic `${url}`
  * (/v1/messages); Gemini `${url}` (/v1beta/models/{model}:generateContent); Azure `${url}`
  * (/openai/deployments/{deployment}/chat/completions?api-version=...).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicStreamError, anthropicStreamEvents, geminiStreamError, geminiStreamEvents, openAIStreamError, openAIStreamEvents } from './vendor-streams.js';
 
 export type Script =
   | { kind: 'reply'; content: string; finish?: string; usage?: { prompt: number; completion: number }; delayMs?: number }
@@ -41,7 +51,12 @@ export type Script =
   | { kind: 'malformed' }
   | { kind: 'wrong-shape' }
   | { kind: 'redirect'; location: string; status?: number }
-  | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> };
+  | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> }
+  | { kind: 'stream-die'; after: number }
+  | { kind: 'stream-error'; after: number; message?: string }
+  | { kind: 'stream-malformed'; after: number }
+  | { kind: 'stream-slow'; intervalMs: number; content?: string }
+  | { kind: 'stream-long'; chunks: number; intervalMs?: number };
 
 /** A tool call the fake model makes; `id` is left out by Gemini unless given. */
 export interface FakeToolCall {
@@ -64,6 +79,8 @@ export interface RecordedRequest {
   answeredAt?: number;
   /** Date.now() when the caller closed the connection before the answer was complete. */
   abortedAt?: number;
+  /** A streaming request: the events written so far. */
+  streamedEvents: number;
 }
 
 export interface FakeVendor {
@@ -107,6 +124,10 @@ interface Dialect {
   modelList(ids: string[]): unknown;
   /** Whether the request carries the right key, as the vendor checks it. */
   authorized(req: RecordedRequest, apiKey: string): boolean;
+  /** Whether the request asks for a stream. */
+  streams(req: RecordedRequest): boolean;
+  streamEvents(reply: Reply, req: RecordedRequest, n: number): string[];
+  streamError(message: string): string;
 }
 
 // ---------------------------------------------------------------- shared plumbing
@@ -138,6 +159,7 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
       body,
       rawBody,
       clientClosed: false,
+      streamedEvents: 0,
     };
     requests.push(recorded);
     res.on('finish', () => (recorded.answeredAt = Date.now()));
@@ -163,33 +185,52 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
       const content = `echo: ${lastUser}`;
       return { content, finish: undefined, prompt: all.join('').length, completion: content.length };
     };
-    if (!step) return sendJson(res, 200, dialect.success(echo(), recorded, n));
+    const streaming = dialect.streams(recorded);
+    const answer = (reply: Reply, intervalMs = 0) =>
+      streaming ? void sendStream(res, recorded, dialect.streamEvents(reply, recorded, n), intervalMs) : sendJson(res, 200, dialect.success(reply, recorded, n));
+    if (!step) return answer(echo());
+    if (streaming && step.kind.startsWith('stream-')) {
+      const events = dialect.streamEvents(step.kind === 'stream-long' ? textReply('abcd'.repeat(step.chunks)) : step.kind === 'stream-slow' && step.content !== undefined ? textReply(step.content) : echo(), recorded, n);
+      switch (step.kind) {
+        // Faults come 20 ms apart from the events before them, so a client has seen those first.
+        case 'stream-die':
+          return void sendStream(res, recorded, events.slice(0, step.after), 20, () => setTimeout(() => req.socket.destroy(), 30));
+        case 'stream-error':
+          return void sendStream(res, recorded, [...events.slice(0, step.after), dialect.streamError(step.message ?? 'fake stream error')], 20);
+        case 'stream-malformed':
+          return void sendStream(res, recorded, [...events.slice(0, step.after), 'data: {"choices": [\n\n'], 20);
+        case 'stream-slow':
+          return void sendStream(res, recorded, events, step.intervalMs);
+        case 'stream-long':
+          return void sendStream(res, recorded, events, step.intervalMs ?? 0);
+      }
+    }
     switch (step.kind) {
       case 'reply': {
-        const send = () => sendJson(res, 200, dialect.success({
+        const send = () => answer({
           content: step.content,
           finish: step.finish,
           prompt: step.usage?.prompt ?? 0,
           completion: step.usage?.completion ?? step.content.length,
-        }, recorded, n));
+        });
         if (!step.delayMs) return send();
         const timer = setTimeout(send, step.delayMs);
         res.on('close', () => clearTimeout(timer));
         return;
       }
       case 'tool-call':
-        return sendJson(res, 200, dialect.success({
+        return answer({
           content: step.content ?? '',
           finish: undefined,
           calls: step.calls,
           prompt: 0,
           completion: 1,
-        }, recorded, n));
+        });
       case 'error':
         if (step.retryAfter !== undefined) res.setHeader('retry-after', step.retryAfter);
         return sendJson(res, step.status, dialect.error(step.status, step.message ?? `fake ${dialect.vendor} error ${step.status}`));
       case 'delay': {
-        const timer = setTimeout(() => sendJson(res, 200, dialect.success(echo(), recorded, n)), step.ms);
+        const timer = setTimeout(() => answer(echo()), step.ms);
         res.on('close', () => clearTimeout(timer));
         return;
       }
@@ -219,6 +260,8 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
         res.writeHead(step.status, step.headers ?? {});
         res.end(step.body);
         return;
+      default:
+        return answer(echo());
     }
   });
   // Longer than any test: an idle socket closed just as the client reuses it fails a call for nothing.
@@ -252,6 +295,23 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
 /** The output cap a request set, in whichever field its vendor reads. */
 function requestedMaxTokens(body: any): number | undefined {
   return body?.max_tokens ?? body?.max_completion_tokens ?? body?.generationConfig?.maxOutputTokens;
+}
+
+const textReply = (content: string): Reply => ({ content, finish: undefined, prompt: 10, completion: Math.ceil(content.length / 4) });
+
+/** Writes the events as a real server does: waiting for 'drain' when the reader is slow. `fault` replaces the end. */
+async function sendStream(res: ServerResponse, recorded: RecordedRequest, events: string[], intervalMs: number, fault?: () => void): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const event of events) {
+    if (res.destroyed) return;
+    if (intervalMs > 0) await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    if (res.destroyed) return;
+    const flowing = res.write(event);
+    recorded.streamedEvents++;
+    if (!flowing) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+  }
+  if (fault) fault();
+  else res.end();
 }
 
 function sendJson(res: ServerResponse, status: number, payload: unknown): void {
@@ -330,6 +390,9 @@ const openAIDialect: Dialect = {
   modelsPath: '/v1/models',
   modelList: (ids) => ({ object: 'list', data: ids.map((id, i) => ({ id, object: 'model', created: 1_700_000_000 + i, owned_by: 'fake' })) }),
   authorized: (req, apiKey) => req.headers.authorization === `Bearer ${apiKey}`,
+  streams: (req) => req.body?.stream === true,
+  streamEvents: (reply, req, n) => openAIStreamEvents(reply, req.body.model, n, req.body),
+  streamError: openAIStreamError,
   error: (status, message, detail) => ({
     error: { message, type: status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: detail ?? null },
   }),
@@ -355,6 +418,9 @@ const azureDialect: Dialect = {
   modelsPath: '/openai/models',
   modelList: (ids) => ({ data: ids.map((id) => ({ id, object: 'model', created_at: 1_700_000_000 })) }),
   authorized: (req, apiKey) => req.headers['api-key'] === apiKey,
+  streams: (req) => req.body?.stream === true,
+  streamEvents: (reply, req, n) => openAIStreamEvents(reply, decodeURIComponent(req.path.split('/')[3]!), n, req.body),
+  streamError: openAIStreamError,
   error: (status, message) => ({ error: { code: String(status), message } }),
 };
 
@@ -430,6 +496,9 @@ const anthropicDialect: Dialect = {
     last_id: ids[ids.length - 1] ?? null,
   }),
   authorized: (req, apiKey) => req.headers['x-api-key'] === apiKey,
+  streams: (req) => req.body?.stream === true,
+  streamEvents: (reply, req, n) => anthropicStreamEvents(reply, req.body.model, n),
+  streamError: anthropicStreamError,
 };
 
 // ---------------------------------------------------------------- Google Gemini
@@ -444,7 +513,7 @@ const geminiDialect: Dialect = {
   basePath: '',
   requestIdHeader: 'x-goog-request-id',
   check(req, apiKey) {
-    if (req.method !== 'POST' || !/^\/v1beta\/models\/[^/:]+:generateContent$/.test(req.path)) return { status: 404, message: 'Not Found' };
+    if (req.method !== 'POST' || !/^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent)$/.test(req.path)) return { status: 404, message: 'Not Found' };
     const key = req.headers['x-goog-api-key'];
     if (key === undefined) return { status: 403, message: "Method doesn't allow unregistered callers. Please use API Key or other form of API consumer identity to call this API." };
     if (key !== apiKey) return { status: 400, message: 'API key not valid. Please pass a valid API key.', detail: 'API_KEY_INVALID' };
@@ -487,7 +556,7 @@ const geminiDialect: Dialect = {
       index,
     })),
     usageMetadata: { promptTokenCount: reply.prompt, candidatesTokenCount: reply.completion, totalTokenCount: reply.prompt + reply.completion },
-    modelVersion: decodeURIComponent(req.path.slice('/v1beta/models/'.length, -':generateContent'.length)),
+    modelVersion: geminiModel(req.path),
     responseId: `resp_fake_${n}`,
   }),
   error: (status, message, detail) => ({
@@ -503,7 +572,14 @@ const geminiDialect: Dialect = {
     models: ids.map((id) => ({ name: `models/${id}`, displayName: id, supportedGenerationMethods: id.startsWith('embedding') ? ['embedContent'] : ['generateContent', 'countTokens'] })),
   }),
   authorized: (req, apiKey) => req.headers['x-goog-api-key'] === apiKey,
+  streams: (req) => req.path.endsWith(':streamGenerateContent') && req.query.alt === 'sse',
+  streamEvents: (reply, req, n) => geminiStreamEvents(reply, geminiModel(req.path), n, req.body),
+  streamError: geminiStreamError,
 };
+
+function geminiModel(path: string): string {
+  return decodeURIComponent(path.slice('/v1beta/models/'.length, path.lastIndexOf(':')));
+}
 
 export const startFakeOpenAI = (options: FakeOptions = {}) => startFake(openAIDialect, options);
 export const startFakeAzure = (options: FakeOptions = {}) => startFake(azureDialect, options);

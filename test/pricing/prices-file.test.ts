@@ -18,7 +18,7 @@ const configWith = (pricesFile: string) => loadConfig({ PRICES_FILE: pricesFile 
 describe('PRICES_FILE', () => {
   it('adds new models and overrides built-in ones; UNKNOWN_MODEL_PRICE_* still prices the rest', () => {
     const config = loadConfig({
-      PRICES_FILE: file('ok.json', JSON.stringify({ 'My-Model': { input: 1, output: 2 }, 'gpt-4o': { input: 0, output: 0 } })),
+      PRICES_FILE: file('ok.json', JSON.stringify({ 'My-Model': { input: 1, output: 2 }, 'gpt-4o': { input: 0, output: 0 }, r1: { input: 1, output: 2, cached_input: 0.1, reasoning: 3 } })),
       UNKNOWN_MODEL_PRICE_INPUT: '7',
       UNKNOWN_MODEL_PRICE_OUTPUT: '9',
     });
@@ -26,7 +26,8 @@ describe('PRICES_FILE', () => {
     expect(priceOf('my-model', table)).toEqual({ input: 1, output: 2 });
     expect(priceOf('my-model-2026-01-01', table)).toEqual({ input: 1, output: 2 });
     expect(costOf('gpt-4o-2024-08-06', { prompt_tokens: 1000, completion_tokens: 1000, total_tokens: 2000 }, table)).toBe(0);
-    expect(priceOf('gpt-4o-mini', table)).toEqual({ input: 0.15, output: 0.6 });
+    expect(priceOf('gpt-4o-mini', table)).toEqual({ input: 0.15, output: 0.6, cachedInput: 0.075 });
+    expect(priceOf('r1', table)).toEqual({ input: 1, output: 2, cachedInput: 0.1, reasoning: 3 });
     expect(priceOf('no-such-model', table)).toEqual({ input: 7, output: 9 });
   });
 
@@ -38,6 +39,8 @@ describe('PRICES_FILE', () => {
     ['missing-member.json', '{"m": {"input": 1}}', /"m"\.output: missing/],
     ['extra-member.json', '{"m": {"input": 1, "output": 1, "cached": 0.5}}', /"m"\.cached: unknown member/],
     ['string.json', '{"m": {"input": "1", "output": 1}}', /"m"\.input: .* got "1"/],
+    ['cached.json', '{"m": {"input": 1, "output": 1, "cached_input": -0.5}}', /"m"\.cached_input: must be a number of USD per million tokens, 0 or more, got -0.5/],
+    ['member.json', '{"m": {"input": 1, "output": 1, "cache": 1}}', /"m"\.cache: unknown member \(only "input", "output", "cached_input" and "reasoning" are allowed\)/],
     ['twice.json', '{"M": {"input": 1, "output": 1}, "m": {"input": 1, "output": 1}}', /"m": listed twice/],
   ])('%s stops the boot naming the problem', (name, text, message) => {
     const full = text === null ? path.join(dir, name) : file(name, text);

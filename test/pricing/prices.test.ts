@@ -15,8 +15,8 @@ describe('price table', () => {
     ]) {
       expect(findModelPrice(model, defaultPriceTable), model).not.toBeNull();
     }
-    expect(priceOf('gpt-4o')).toEqual({ input: 2.5, output: 10 });
-    expect(priceOf('gpt-4o-mini')).toEqual({ input: 0.15, output: 0.6 });
+    expect(priceOf('gpt-4o')).toEqual({ input: 2.5, output: 10, cachedInput: 1.25 });
+    expect(priceOf('gpt-4o-mini')).toEqual({ input: 0.15, output: 0.6, cachedInput: 0.075 });
   });
 
   it('prices dated and suffixed variants as their base model, preferring the longest match', () => {
@@ -54,11 +54,23 @@ describe('price table', () => {
     const table = createPriceTable({ models: { 'My-Model': { input: 3, output: 4 }, 'gpt-4o': { input: 1, output: 1 } } });
     expect(priceOf('my-model-v2', table)).toEqual({ input: 3, output: 4 });
     expect(priceOf('gpt-4o', table)).toEqual({ input: 1, output: 1 });
-    expect(priceOf('gpt-4o')).toEqual({ input: 2.5, output: 10 });
+    expect(priceOf('gpt-4o')).toEqual({ input: 2.5, output: 10, cachedInput: 1.25 });
   });
 
   it('costs a call as tokens times the per-million price', () => {
     expect(costOf('gpt-4o', usage(1000, 500))).toBeCloseTo(0.0025 + 0.005, 12);
     expect(costOf('gpt-4o', usage(0, 0))).toBe(0);
+  });
+
+  it('cached prompt tokens and reasoning tokens are charged at their own rates where the price has them', () => {
+    const detailed = { ...usage(1000, 500), prompt_tokens_details: { cached_tokens: 400 }, completion_tokens_details: { reasoning_tokens: 300 } };
+    // gpt-4o: 600 uncached at 2.5, 400 cached at 1.25; no reasoning rate, so all 500 at 10.
+    expect(costOf('gpt-4o', detailed)).toBeCloseTo((600 * 2.5 + 400 * 1.25 + 500 * 10) / 1e6, 15);
+    const table = createPriceTable({ models: { m: { input: 1, output: 4, cachedInput: 0.1, reasoning: 8 } } });
+    expect(costOf('m', detailed, table)).toBeCloseTo((600 * 1 + 400 * 0.1 + 200 * 4 + 300 * 8) / 1e6, 15);
+    // Without its own rates a model charges the details as ordinary tokens; absurd details never exceed the counts.
+    expect(costOf('gemini-2.5-pro', detailed)).toBeCloseTo((1000 * 1.25 + 500 * 10) / 1e6, 15);
+    const absurd = { ...usage(10, 10), prompt_tokens_details: { cached_tokens: 1e9 }, completion_tokens_details: { reasoning_tokens: 1e9 } };
+    expect(costOf('m', absurd, table)).toBeCloseTo((10 * 0.1 + 10 * 8) / 1e6, 15);
   });
 });

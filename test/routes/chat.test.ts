@@ -80,7 +80,8 @@ describe('chat completions: request validation', () => {
     ['a temperature string', { model: 'gpt-4o-mini', messages: hello, temperature: '0.5' }, 'invalid_type', 'temperature'],
     ['max_tokens 0', { model: 'gpt-4o-mini', messages: hello, max_tokens: 0 }, 'invalid_value', 'max_tokens'],
     ['fractional max_tokens', { model: 'gpt-4o-mini', messages: hello, max_tokens: 1.5 }, 'invalid_type', 'max_tokens'],
-    ['stream: true', { model: 'gpt-4o-mini', messages: hello, stream: true }, 'stream_not_supported', 'stream'],
+    // Refused before any vendor is asked, as plain JSON, streamed or not.
+    ['stream: true without a user message', { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'x' }], stream: true }, 'missing_user_message', 'messages'],
     ['stream: "true"', { model: 'gpt-4o-mini', messages: hello, stream: 'true' }, 'invalid_type', 'stream'],
   ];
   for (const [what, payload, code, param] of refused) {

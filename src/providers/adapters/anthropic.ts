@@ -1,5 +1,6 @@
 // Anthropic Messages API. OpenAI-style messages are rebuilt as Anthropic turns of content blocks;
 // tool calls become tool_use / tool_result blocks, and a JSON response_format a forced tool.
+import { anthropicStream } from './anthropic-stream.js';
 import type { RequestMessage } from '../../schemas/chat-messages.js';
 import type { ChatRequest, Choice, FinishReason } from '../types.js';
 import {
@@ -201,6 +202,7 @@ export const anthropicAdapter: VendorAdapter = {
   }),
   path: (basePath) => `${basePath}/v1/messages`,
   toVendor: toAnthropicBody,
+  stream: anthropicStream({ finish: FINISH, wantsJson }),
   fromVendor(body, request) {
     if (!isObject(body) || !Array.isArray(body.content)) throw new ShapeError('no content array');
     const forced = wantsJson(request);

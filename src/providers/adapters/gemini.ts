@@ -1,5 +1,6 @@
 // Google Gemini generateContent (Generative Language API, v1beta). Tools become
 // functionDeclarations, tool calls functionCall parts and tool results functionResponse parts.
+import { geminiStream } from './gemini-stream.js';
 import { randomUUID } from 'node:crypto';
 import { invalidRequest } from '../../errors.js';
 import type { RequestMessage } from '../../schemas/chat-messages.js';
@@ -250,6 +251,7 @@ export const geminiAdapter: VendorAdapter = {
   headers: (apiKey) => ({ 'x-goog-api-key': apiKey, 'content-type': 'application/json' }),
   path: (basePath, vendorModel) => `${basePath}/v1beta/models/${encodeURIComponent(vendorModel)}:generateContent`,
   toVendor: toGeminiBody,
+  stream: geminiStream(FINISH),
   fromVendor(body) {
     if (!isObject(body)) throw new ShapeError('body is not an object');
     const meta = isObject(body.usageMetadata) ? body.usageMetadata : {};

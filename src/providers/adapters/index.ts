@@ -16,7 +16,8 @@ export const adapters: Readonly<Record<string, VendorAdapter>> = {
   openai: openAICompatible({ id: 'openai', defaultBaseUrl: 'https://api.openai.com/v1', maxTokensField: openAIMaxTokens }),
   anthropic: anthropicAdapter,
   google: geminiAdapter,
-  mistral: compatible('mistral', 'https://api.mistral.ai/v1'),
+  // Mistral refuses members it does not know (422) and sends usage on its last chunk unasked.
+  mistral: openAICompatible({ id: 'mistral', defaultBaseUrl: 'https://api.mistral.ai/v1', streamUsageOption: false }),
   groq: compatible('groq', 'https://api.groq.com/openai/v1'),
   deepseek: compatible('deepseek', 'https://api.deepseek.com/v1'),
   xai: compatible('xai', 'https://api.x.ai/v1'),
@@ -25,7 +26,7 @@ export const adapters: Readonly<Record<string, VendorAdapter>> = {
   openrouter: compatible('openrouter', 'https://openrouter.ai/api/v1'),
   cerebras: compatible('cerebras', 'https://api.cerebras.ai/v1'),
   // Perplexity publishes no model list endpoint.
-  perplexity: openAICompatible({ id: 'perplexity', defaultBaseUrl: 'https://api.perplexity.ai', modelList: false }),
+  perplexity: openAICompatible({ id: 'perplexity', defaultBaseUrl: 'https://api.perplexity.ai', modelList: false, streamUsageOption: false }),
   'azure-openai': openAICompatible({
     id: 'azure-openai',
     defaultBaseUrl: null,

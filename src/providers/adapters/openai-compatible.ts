@@ -1,6 +1,8 @@
 // The OpenAI chat completions wire format, shared by every OpenAI-compatible vendor, Azure and custom endpoints.
-import type { ChatRequest, Choice, FinishReason } from '../types.js';
-import { ShapeError, count, epochSeconds, isObject, outputOf, usageOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
+import type { ChatRequest, Choice } from '../types.js';
+import { ShapeError, count, epochSeconds, isObject, outputOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
+import { FINISH, openAIErrorMessage, parseOpenAIUsage } from './openai-wire.js';
+import { openAIStream } from './openai-stream.js';
 
 export interface OpenAICompatibleSpec {
   id: string;
@@ -16,15 +18,10 @@ export interface OpenAICompatibleSpec {
   requestIdHeader?: string;
   /** `GET {base}/models` in OpenAI's list shape; false for vendors without one. Default true. */
   modelList?: boolean;
+  /** Send `stream_options.include_usage` on streams; false for vendors that refuse members they do not know. Default true. */
+  streamUsageOption?: boolean;
 }
 
-const FINISH: Record<string, FinishReason> = {
-  stop: 'stop',
-  length: 'length',
-  content_filter: 'content_filter',
-  tool_calls: 'tool_calls',
-  function_call: 'tool_calls',
-};
 
 const bearer = (apiKey: string) => ({ authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' });
 const chatPath = (basePath: string) => `${basePath}/chat/completions`;
@@ -50,6 +47,7 @@ export function openAICompatible(spec: OpenAICompatibleSpec): VendorAdapter {
       return body;
     },
     fromVendor: parseChatCompletion,
+    stream: openAIStream(spec.streamUsageOption ?? true),
     errorInfo: (_status, body) => ({ message: openAIErrorMessage(body) }),
     ...(spec.modelList === false ? {} : { models: { path: (basePath: string) => `${basePath}/models`, parse: parseModelList } }),
   };
@@ -59,13 +57,7 @@ export function parseChatCompletion(body: unknown): VendorOutput {
   if (!isObject(body) || !Array.isArray(body.choices)) throw new ShapeError('no choices array');
   if (body.choices.length === 0) throw new ShapeError('no choices[0].message');
   const choices = body.choices.map(parseChoice);
-  const usage = isObject(body.usage) ? body.usage : {};
-  const out = usageOf(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens);
-  if (isObject(usage.prompt_tokens_details)) out.prompt_tokens_details = counts(usage.prompt_tokens_details, ['cached_tokens', 'audio_tokens']);
-  if (isObject(usage.completion_tokens_details)) {
-    out.completion_tokens_details = counts(usage.completion_tokens_details, ['reasoning_tokens', 'audio_tokens', 'accepted_prediction_tokens', 'rejected_prediction_tokens']);
-  }
-  return outputOf(choices, out, {
+  return outputOf(choices, parseOpenAIUsage(isObject(body.usage) ? body.usage : {}), {
     model: typeof body.model === 'string' ? body.model : undefined,
     systemFingerprint: typeof body.system_fingerprint === 'string' ? body.system_fingerprint : undefined,
     serviceTier: typeof body.service_tier === 'string' ? body.service_tier : undefined,
@@ -96,12 +88,6 @@ function parseChoice(choice: unknown, position: number): Choice {
   };
 }
 
-function counts<K extends string>(source: Json, keys: K[]): Partial<Record<K, number>> {
-  const out: Partial<Record<K, number>> = {};
-  for (const key of keys) if (typeof source[key] === 'number') out[key] = count(source[key]);
-  return out;
-}
-
 function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
   // Some compatible vendors (Mistral's reasoning models) answer with an array of chunks.
@@ -119,14 +105,4 @@ export function parseModelList(body: unknown): VendorModel[] {
   const out: VendorModel[] = [];
   for (const m of body.data) if (isObject(m) && typeof m.id === 'string') out.push({ id: m.id, created: epochSeconds(m.created) });
   return out;
-}
-
-export function openAIErrorMessage(body: unknown): string | undefined {
-  if (!isObject(body)) return undefined;
-  const error = body.error;
-  if (isObject(error) && typeof error.message === 'string') return error.message;
-  if (typeof error === 'string') return error;
-  if (typeof body.message === 'string') return body.message;
-  if (typeof body.detail === 'string') return body.detail;
-  return undefined;
 }

@@ -1,5 +1,6 @@
 import type { ChatRequest, Choice, FinishReason, Usage } from '../types.js';
 import { storableCount } from '../../storable.js';
+import type { StreamSupport } from '../stream/types.js';
 import type { VendorErrorKind } from '../vendor-errors.js';
 
 /** What every adapter extracts from a successful vendor body. */
@@ -40,6 +41,8 @@ export interface VendorAdapter {
   fromVendor(body: unknown, request: ChatRequest): VendorOutput;
   /** Pulls the vendor's message out of an error body; may reclassify (e.g. a dead key sent as 400). */
   errorInfo(status: number, body: unknown): { message?: string | undefined; kind?: VendorErrorKind | undefined };
+  /** Streaming (`stream: true`): the body change and the event reader. */
+  readonly stream?: StreamSupport;
   /** The vendor's model list (GET), when it offers one. */
   readonly models?: {
     path(basePath: string): string;

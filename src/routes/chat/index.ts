@@ -7,7 +7,8 @@ import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/cha
 import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { checkModelName } from '../../schemas/model-name.js';
 import { subjectOf } from '../../usage/metering.js';
-import { chatCompletion, rejectStreaming, requireUserMessage, setRoutingHeaders, setTextHeader, textChoice, toChatRequest } from './completion.js';
+import { chatCompletion, requireUserMessage, setRoutingHeaders, setTextHeader, textChoice, toChatRequest } from './completion.js';
+import { streamChatCompletion } from './stream.js';
 import { checkMessages } from './messages.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -20,16 +21,22 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description:
         "Every member of OpenAI's request is accepted; one a candidate vendor cannot honour skips that vendor, and is " +
         '400 unsupported_parameter when no candidate can (docs/providers.md has the table). `model` in the answer is the ' +
-        'name you asked for; the `x-ladder-model` header has the vendor’s exact model, `x-ladder-provider` the connection.',
+        'name you asked for; the `x-ladder-model` header has the vendor’s exact model, `x-ladder-provider` the connection. ' +
+        'With `stream: true` the 200 answer is `text/event-stream`: `data: <chat.completion.chunk>` events and `data: [DONE]`, ' +
+        'or one `data: {"error": …}` event and no `[DONE]` when the vendor fails after the first chunk (docs/streaming.md).',
+      produces: ['application/json', 'text/event-stream'],
       body: withExamples(DirectChatRequestSchema, ex.chatRequestExample),
       response: { 200: successResponse('The chat completion', ChatCompletionSchema, ex.chatCompletionExample), ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
     },
   }, async (request, reply) => {
     const body = request.body;
     checkModelName(body.model);
-    rejectStreaming(body.stream);
     checkMessages(body.messages);
     requireUserMessage(body.messages);
+    if (body.stream === true) {
+      const subject = subjectOf(request.principal);
+      return streamChatCompletion(app, reply, { subject, body, chatRequest: toChatRequest(body), log: request.log });
+    }
     const abort = new AbortController();
     // A caller that hangs up should not keep a vendor call (and its cost) running.
     reply.raw.once('close', () => {

@@ -1,0 +1,78 @@
+// One small text/event-stream decoder for every vendor (the WHATWG event-stream rules): bytes
+// in as they arrive, whole events out. Lines may end in \n, \r\n or \r, and a chunk may end
+// anywhere, even inside a multi-byte character or between \r and \n.
+import type { SseEvent } from './types.js';
+
+export class SseDecoderError extends Error {
+  override readonly name = 'SseDecoderError';
+}
+
+export class SseDecoder {
+  private readonly text = new TextDecoder('utf-8');
+  private pending = '';
+  private event = '';
+  private data: string[] = [];
+  private size = 0;
+
+  /** `maxEventChars`: an event (or a line) longer than this is an error, so memory stays bounded. */
+  constructor(private readonly maxEventChars: number) {}
+
+  push(bytes: Uint8Array): SseEvent[] {
+    return this.lines(this.pending + this.text.decode(bytes, { stream: true }), false);
+  }
+
+  /** The end of the body: a last event without its blank line still counts. */
+  end(): SseEvent[] {
+    const out = this.lines(this.pending + this.text.decode() + '\n', true);
+    if (this.data.length > 0) out.push(this.dispatch()!);
+    return out;
+  }
+
+  private lines(text: string, final: boolean): SseEvent[] {
+    const out: SseEvent[] = [];
+    let start = 0;
+    for (;;) {
+      const lf = text.indexOf('\n', start);
+      const cr = text.indexOf('\r', start);
+      let end = lf;
+      if (cr !== -1 && (lf === -1 || cr < lf)) end = cr;
+      if (end === -1) break;
+      // A \r at the very end may be the first half of \r\n: wait for the next bytes.
+      if (end === cr && end === text.length - 1 && !final) break;
+      const line = text.slice(start, end);
+      start = end + (end === cr && text.charCodeAt(end + 1) === 10 ? 2 : 1);
+      const event = this.line(line);
+      if (event) out.push(event);
+    }
+    this.pending = text.slice(start);
+    if (this.pending.length + this.size > this.maxEventChars) throw new SseDecoderError(`event larger than ${this.maxEventChars} characters`);
+    return out;
+  }
+
+  private line(line: string): SseEvent | null {
+    if (line === '') return this.dispatch();
+    if (line.charCodeAt(0) === 58) return null; // ':' starts a comment (keep-alives)
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'data') {
+      this.data.push(value);
+      this.size += value.length;
+      if (this.size > this.maxEventChars) throw new SseDecoderError(`event larger than ${this.maxEventChars} characters`);
+    } else if (field === 'event') this.event = value;
+    return null;
+  }
+
+  private dispatch(): SseEvent | null {
+    if (this.data.length === 0) {
+      this.event = '';
+      return null;
+    }
+    const event = { event: this.event, data: this.data.length === 1 ? this.data[0]! : this.data.join('\n') };
+    this.event = '';
+    this.data = [];
+    this.size = 0;
+    return event;
+  }
+}

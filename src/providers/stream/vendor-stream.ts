@@ -1,0 +1,156 @@
+// A vendor's event stream once it answers 200: pulled one chunk at a time by the writer, so a
+// slow client slows the socket read (backpressure by awaiting, no queue beyond one network
+// read's chunks). Bounded by an idle limit between reads and a maximum duration; every
+// failure leaves as a VendorError, as a whole answer's would.
+import { ShapeError } from '../adapters/types.js';
+import type { Usage } from '../types.js';
+import { VendorError, redact, transportError } from '../vendor-errors.js';
+import { SseDecoder, SseDecoderError } from './sse-decoder.js';
+import { StreamEventError, type StreamChunk, type StreamReader } from './types.js';
+
+export interface StreamLimits {
+  /** From sending the request to the first chunk (each attempt; fallback happens within it). */
+  firstByteMs: number;
+  /** Longest quiet time between two reads once the stream flows. */
+  idleMs: number;
+  /** Longest a stream may last from its request on. */
+  maxDurationMs: number;
+  /** Largest single event, in characters. */
+  maxEventChars: number;
+}
+
+/** Why the stream's controller aborted. */
+export const FIRST_BYTE = Symbol('first byte');
+export const IDLE = Symbol('idle');
+export const MAX_DURATION = Symbol('max duration');
+
+export interface VendorStreamInit {
+  provider: string;
+  body: AsyncIterable<Uint8Array> & { destroy(error?: Error): unknown };
+  reader: StreamReader;
+  controller: AbortController;
+  limits: StreamLimits;
+  /** Vendor text is not repeated for user endpoints, and never with the key in it. */
+  opaque: boolean;
+  apiKey: string;
+  /** Called once when the stream ends, however it ends (unhooks the caller's signal). */
+  release(): void;
+}
+
+export class VendorStream {
+  /** True once the vendor ended the answer properly. */
+  completed = false;
+  /** Characters of text, refusal and tool arguments relayed: the estimate for a stream cut before its usage. */
+  chars = 0;
+  private readonly iterator: AsyncIterator<Uint8Array>;
+  private readonly decoder: SseDecoder;
+  private queue: StreamChunk[] = [];
+  private next = 0;
+  private ended = false;
+  private failed: VendorError | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly deadline: NodeJS.Timeout;
+
+  constructor(private readonly init: VendorStreamInit) {
+    this.iterator = init.body[Symbol.asyncIterator]();
+    this.decoder = new SseDecoder(init.limits.maxEventChars);
+    const { controller, limits } = init;
+    // The first-byte limit is the opener's; this one starts with the request too.
+    this.deadline = setTimeout(() => controller.abort(MAX_DURATION), limits.maxDurationMs);
+  }
+
+  /** Reads until the first chunk is in hand: until then (nothing sent yet) a failure may still fall back. */
+  async open(): Promise<void> {
+    while (this.queue.length === 0 && !this.ended) await this.fill();
+    if (this.failed) throw this.failed;
+    if (this.ended) return;
+    const { controller, limits } = this.init;
+    this.timer = setTimeout(() => controller.abort(IDLE), limits.idleMs);
+  }
+
+  /** The next chunk, null at the proper end. Throws a VendorError when the stream fails, after the chunks read before it. */
+  async read(): Promise<StreamChunk | null> {
+    while (this.next === this.queue.length) {
+      if (this.failed) throw this.failed;
+      if (this.ended) return null;
+      this.queue = [];
+      this.next = 0;
+      await this.fill();
+    }
+    const chunk = this.queue[this.next++]!;
+    this.count(chunk);
+    return chunk;
+  }
+
+  /** The vendor's report so far (maybe only the prompt), null when it reported nothing. */
+  usage(): Usage | null {
+    return this.init.reader.usage();
+  }
+
+  /** Stops reading and closes the vendor connection (the client left, or the writer failed). */
+  cancel(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stop();
+    this.init.body.destroy();
+  }
+
+  private async fill(): Promise<void> {
+    const { reader } = this.init;
+    try {
+      const { value, done } = await this.iterator.next();
+      if (done) {
+        for (const event of this.decoder.end()) if (!reader.finished) this.queue.push(...reader.read(event));
+        if (!reader.finished) this.queue.push(...reader.end());
+        this.completed = true;
+        this.ended = true;
+        this.stop();
+        return;
+      }
+      this.timer?.refresh();
+      // Events after the vendor's own end are left unread; the body ends right after them.
+      for (const event of this.decoder.push(value)) if (!reader.finished) this.queue.push(...reader.read(event));
+    } catch (error) {
+      // Kept until the chunks read before it are handed out.
+      this.failed = this.failure(error);
+      this.ended = true;
+      this.stop();
+      this.init.body.destroy();
+    }
+  }
+
+  private count(chunk: StreamChunk): void {
+    for (const choice of chunk.choices) {
+      const delta = choice.delta;
+      if (typeof delta.content === 'string') this.chars += delta.content.length;
+      if (typeof delta.refusal === 'string') this.chars += delta.refusal.length;
+      if (delta.tool_calls) for (const call of delta.tool_calls) this.chars += call.function?.arguments?.length ?? 0;
+    }
+  }
+
+  private stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.deadline);
+    this.init.release();
+  }
+
+  private failure(error: unknown): VendorError {
+    const { provider, controller, limits } = this.init;
+    if (error instanceof VendorError) return error;
+    const reason: unknown = controller.signal.reason;
+    if (controller.signal.aborted) {
+      if (reason === FIRST_BYTE) return transportError(provider, 'timeout', `no stream event within ${limits.firstByteMs} ms`);
+      if (reason === IDLE) return transportError(provider, 'timeout', `the stream was idle for ${limits.idleMs} ms`);
+      if (reason === MAX_DURATION) return transportError(provider, 'timeout', `the stream went past its maximum duration of ${limits.maxDurationMs} ms`);
+      return transportError(provider, 'abort', 'request aborted by the caller');
+    }
+    if (error instanceof StreamEventError) {
+      if (error.cut) return transportError(provider, 'connection', error.message, 200);
+      const detail = this.init.opaque ? 'the stream reported an error' : `the stream reported an error: ${redact(error.message, this.init.apiKey)}`;
+      return new VendorError({ provider, kind: 'server', status: 200, detail });
+    }
+    if (error instanceof ShapeError || error instanceof SseDecoderError) return transportError(provider, 'bad_response', `unreadable stream event: ${error.message}`, 200);
+    // The socket died under the body: undici says "terminated" or "other side closed".
+    return transportError(provider, 'connection', 'the stream was cut before the answer was complete', 200);
+  }
+}

@@ -1,0 +1,76 @@
+// The one writer of chat.completion.chunk events: each chunk gets the answer's id and model,
+// usage is dropped unless the client asked for it, and every write is awaited, so a client
+// that reads slowly slows the vendor read instead of filling memory.
+import type { Writable } from 'node:stream';
+import type { StreamChunk } from '../../providers/stream/types.js';
+
+export interface ChunkWriterOptions {
+  id: string;
+  /** The model name as requested. */
+  model: string;
+  /** Unix seconds, the same on every chunk. */
+  created: number;
+  /** `stream_options.include_usage`: keep the usage chunk (upstream is always asked for it). */
+  includeUsage: boolean;
+}
+
+export interface StreamErrorBody {
+  message: string;
+  type: string;
+  code: string;
+}
+
+export class ClientGoneError extends Error {
+  override readonly name = 'ClientGoneError';
+}
+
+export class ChunkWriter {
+  /** Chunks written so far. */
+  written = 0;
+
+  constructor(private readonly out: Writable, private readonly signal: AbortSignal, private readonly options: ChunkWriterOptions) {}
+
+  async chunk(chunk: StreamChunk): Promise<void> {
+    const { options } = this;
+    if (!options.includeUsage && chunk.usage !== undefined) {
+      // The usage chunk (no choices) goes entirely; a usage riding on a content chunk goes alone.
+      if (chunk.choices.length === 0) return;
+      delete chunk.usage;
+    }
+    chunk.id = options.id;
+    chunk.object = 'chat.completion.chunk';
+    chunk.created = options.created;
+    chunk.model = options.model;
+    this.written++;
+    await this.send(`data: ${JSON.stringify(chunk)}\n\n`);
+  }
+
+  /** A complete answer: `[DONE]`, then the end. */
+  async done(): Promise<void> {
+    await this.send('data: [DONE]\n\n');
+    this.out.end();
+  }
+
+  /** OpenAI's in-stream error form; never followed by [DONE], so a cut answer cannot pass for a whole one. */
+  fail(error: StreamErrorBody): void {
+    if (this.signal.aborted || this.out.writableEnded) return;
+    this.out.write(`data: ${JSON.stringify({ error: { message: error.message, type: error.type, code: error.code, param: null } })}\n\n`);
+    this.out.end();
+  }
+
+  private send(text: string): Promise<void> | undefined {
+    if (this.signal.aborted || this.out.destroyed) throw new ClientGoneError('the client closed the connection');
+    if (this.out.write(text)) return undefined;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.out.off('drain', done);
+        this.out.off('close', done);
+        this.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.out.once('drain', done);
+      this.out.once('close', done);
+      this.signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}

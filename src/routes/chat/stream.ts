@@ -1,0 +1,103 @@
+// POST /v1/chat/completions with `stream: true`: the routed stream relayed chunk by chunk as
+// server-sent events. Everything that can fail before the first chunk (auth, validation,
+// quotas, every candidate failing) is a plain JSON answer; after it, one in-stream error event.
+import { randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError, clientClosedRequest } from '../../errors.js';
+import type { StreamOutcome } from '../../metrics/recorder.js';
+import { ProviderRouteError } from '../../providers/router.js';
+import type { RoutedStream } from '../../providers/stream/routed-stream.js';
+import type { ChatRequest } from '../../providers/types.js';
+import { VendorError } from '../../providers/vendor-errors.js';
+import type { QuotaSubject } from '../../quotas/gate.js';
+import type { DirectChatRequest } from '../../schemas/chat.js';
+import { estimatePromptTokens } from '../../usage/metering.js';
+import { streamedUsage, type StreamMeter } from '../../usage/stream-metering.js';
+import { ChunkWriter, type StreamErrorBody } from './chunk-writer.js';
+import { setRoutingHeaders, setTextHeader } from './completion.js';
+
+export interface StreamContext {
+  subject: QuotaSubject;
+  body: DirectChatRequest;
+  chatRequest: ChatRequest;
+  log: FastifyBaseLogger;
+}
+
+export async function streamChatCompletion(app: FastifyInstance, reply: FastifyReply, context: StreamContext): Promise<FastifyReply> {
+  const { subject, body, chatRequest, log } = context;
+  const abort = new AbortController();
+  // A client that leaves closes the vendor connection too (the stream listens to this signal).
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  const meter = await app.metering.streamed(subject, chatRequest);
+  let routed: RoutedStream;
+  try {
+    routed = await app.streamModel(subject.accountId, meter.request, abort.signal, log);
+  } catch (error) {
+    meter.finish(null, null, error instanceof ApiError ? error.code : 'internal_error');
+    if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
+    if (abort.signal.aborted) throw clientClosedRequest();
+    throw error;
+  }
+  setRoutingHeaders(reply, routed.attempts, routed.upstreamMs, routed.provider);
+  setTextHeader(reply, 'x-ladder-model', routed.model);
+  reply.headers(meter.headers());
+  const out = new PassThrough();
+  const writer = new ChunkWriter(out, abort.signal, {
+    id: `ldr-chat-${randomUUID()}`,
+    model: body.model,
+    created: Math.floor(Date.now() / 1000),
+    includeUsage: body.stream_options?.include_usage === true,
+  });
+  app.metrics.streamStarted(routed.provider, reply.elapsedTime / 1000);
+  void relay(routed, writer, meter, abort.signal, estimatePromptTokens(chatRequest), log).then(
+    (outcome) => app.metrics.streamEnded(outcome),
+    (error: unknown) => log.error({ err: error }, 'stream relay failed'),
+  ).finally(() => {
+    if (!out.writableEnded) out.end();
+  });
+  return reply
+    .header('content-type', 'text/event-stream; charset=utf-8')
+    .header('cache-control', 'no-cache, no-transform')
+    .header('x-accel-buffering', 'no')
+    .send(out);
+}
+
+/** Vendor chunks to the client, one at a time; settles the metering however it ends. */
+async function relay(routed: RoutedStream, writer: ChunkWriter, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
+  const { stream } = routed;
+  let outcome = 'ok';
+  try {
+    for (let chunk = await stream.read(); chunk !== null; chunk = await stream.read()) await writer.chunk(chunk);
+    await writer.done();
+  } catch (error) {
+    if (signal.aborted) outcome = 'client_closed_request';
+    else {
+      const failure = inStreamError(error);
+      if (failure.code === 'internal_error') log.error({ err: error }, 'stream relay failed');
+      else log.warn({ provider: routed.provider, code: failure.code, detail: failure.message }, 'stream cut after its first chunk');
+      outcome = failure.code;
+      writer.fail(failure);
+    }
+  } finally {
+    stream.cancel();
+    meter.finish(routed.provider, streamedUsage(stream.usage(), stream.completed, stream.chars, promptEstimate), outcome);
+  }
+  return OUTCOMES[outcome] ?? 'upstream_error';
+}
+
+const OUTCOMES: Record<string, StreamOutcome> = {
+  ok: 'completed',
+  client_closed_request: 'client_closed',
+  stream_timeout: 'timeout',
+  internal_error: 'internal_error',
+};
+
+/** A failure after the first chunk, as the error event says it (no switch to another vendor any more). */
+export function inStreamError(error: unknown): StreamErrorBody {
+  if (!(error instanceof VendorError)) return { message: 'The server had an error while streaming the response.', type: 'api_error', code: 'internal_error' };
+  const code = error.kind === 'timeout' ? 'stream_timeout' : error.kind === 'server' ? 'upstream_stream_error' : 'upstream_stream_interrupted';
+  return { message: `The stream was cut before the answer was complete: ${error.message}.`, type: 'upstream_error', code };
+}
