@@ -46,7 +46,8 @@ describe.skipIf(process.platform !== 'linux')('half-open handshakes against a de
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(closedByServer).toBe(ATTACKERS - MAX_HANDSHAKING);
-    expect(openDescriptors(pid) - before).toBeLessThanOrEqual(MAX_HANDSHAKING + 2);
+    // Give or take the few the process opens on its own meanwhile (the database, timers).
+    expect(openDescriptors(pid) - before).toBeLessThanOrEqual(MAX_HANDSHAKING + 8);
     const health = await getJson(server, '/healthz', {});
     expect(health).toEqual({ status: 200, body: { status: 'ok' } });
     expect(server.output()).not.toMatch(/EMFILE/);
