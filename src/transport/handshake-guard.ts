@@ -37,9 +37,12 @@ export function createHandshakeGuard(limits: HandshakeLimits): HandshakeGuard {
 
   return {
     admit(socket) {
-      const key = peerOf(socket);
       // A socket closed before we saw it has no peer; it holds nothing.
-      if (socket.remotePort === undefined) return socket.destroy();
+      if (socket.remotePort === undefined) {
+        socket.destroy();
+        return;
+      }
+      const key = peerOf(socket);
       // Evicting the oldest rather than refusing the newest: an attacker's silent connections
       // age out first, while a real client's handshake takes milliseconds.
       while (pending.size >= limits.maxPending) {
