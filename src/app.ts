@@ -4,6 +4,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import errors from './plugins/errors.js';
+import requestEncoding from './plugins/request-encoding.js';
 import requestLog from './plugins/request-log.js';
 import infrastructure, { type InfrastructureOptions } from './plugins/infrastructure.js';
 import metrics from './plugins/metrics.js';
@@ -40,6 +41,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   // The API speaks JSON only; any other body gets 415 instead of a confusing schema error.
   fastify.removeContentTypeParser('text/plain');
   await fastify.register(errors);
+  await fastify.register(requestEncoding); // a compressed request body: 415, never read as plain
   await fastify.register(requestLog);
   await fastify.register(infrastructure, options);
   await fastify.register(metrics); // metrics: before the services that count through it

@@ -22,6 +22,9 @@ export const EnvSchema = Type.Object({
   TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
   TLS_SELF_SIGNED_HOSTS: Type.Optional(Type.String()),
   TRUST_PROXY: Type.Optional(Bool),
+  TLS_HANDSHAKE_TIMEOUT_MS: Int(100, 600_000, 10_000),
+  MAX_HANDSHAKING_CONNECTIONS: Int(1, 1_000_000, 512),
+  HEADERS_TIMEOUT_MS: Int(100, 600_000, 30_000),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   ADMIN_AUTH_MAX_FAILURES_PER_MINUTE: Int(0, 100_000, 10),
   ENCRYPTION_KEY: Type.Optional(Type.String()),
@@ -103,6 +106,12 @@ export interface Config {
   logLevel: string;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
+  /** From accepting a connection to a finished TLS handshake (or a plain request's first byte). */
+  tlsHandshakeTimeoutMs: number;
+  /** Connections not yet through their handshake at once; beyond it the oldest is dropped. */
+  maxHandshakingConnections: number;
+  /** From a request's first byte (or an idle connection's) to the end of its headers. */
+  headersTimeoutMs: number;
   /** How long another node may keep honouring a revoked key (this node forgets at once). */
   keyCacheTtlMs: number;
   providers: {
@@ -213,6 +222,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parsed.LOG_LEVEL,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: parsed.SHUTDOWN_TIMEOUT_MS,
+    tlsHandshakeTimeoutMs: parsed.TLS_HANDSHAKE_TIMEOUT_MS,
+    maxHandshakingConnections: parsed.MAX_HANDSHAKING_CONNECTIONS,
+    headersTimeoutMs: parsed.HEADERS_TIMEOUT_MS,
     keyCacheTtlMs: parsed.KEY_CACHE_TTL_MS,
     providers: {
       timeoutMs: parsed.PROVIDER_TIMEOUT_MS,

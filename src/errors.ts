@@ -68,6 +68,25 @@ export const idempotencyKeyReused = () =>
 export const invalidCursor = () =>
   invalidRequest('invalid_cursor', 'The `after` cursor is not one this API returned; pass a `next_cursor` unchanged.', 'after');
 
+export const httpVersionNotSupported = (version: string) =>
+  new ApiError(
+    505,
+    'invalid_request_error',
+    'http_version_not_supported',
+    version === '0.9'
+      ? 'The request line has no HTTP version: send HTTP/1.1.'
+      : `HTTP/${version.slice(0, 10)} is not supported: send HTTP/1.1.`,
+  );
+
+export const unsupportedContentEncoding = (encoding: string) =>
+  new ApiError(
+    415,
+    'invalid_request_error',
+    'unsupported_content_encoding',
+    `Content-Encoding ${JSON.stringify(encoding.slice(0, 100))} is not supported: send the request body uncompressed.`,
+    'content-encoding',
+  );
+
 export const internalError = () =>
   new ApiError(500, 'api_error', 'internal_error', 'The server had an error while processing your request.');
 

@@ -1,6 +1,7 @@
 // Fastify's own settings, shared by the real server and the tests' build() helper.
 import { randomUUID } from 'node:crypto';
-import { LogController, type FastifyServerOptions } from 'fastify';
+import type http from 'node:http';
+import { LogController, type FastifyHttpOptions, type FastifyServerOptions } from 'fastify';
 import type { DestinationStream, LoggerOptions } from 'pino';
 import type { Config } from './config.js';
 import { redactSecrets } from './log-redaction.js';
@@ -17,7 +18,18 @@ export function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
   };
 }
 
-export function fastifyOptions(config: Config, logStream?: DestinationStream): FastifyServerOptions {
+/**
+ * Node's timeouts for receiving a request, in both modes. Node checks them on an interval (30 s
+ * by default), so a short timeout gets a proportionally short interval.
+ */
+export function requestReceiptOptions(config: Pick<Config, 'headersTimeoutMs'>): http.ServerOptions {
+  return {
+    headersTimeout: config.headersTimeoutMs,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
+  };
+}
+
+export function fastifyOptions(config: Config, logStream?: DestinationStream): FastifyHttpOptions<http.Server> {
   return {
     logger: { ...loggerOptions(config), ...(logStream ? { stream: logStream } : {}) } as FastifyServerOptions['logger'],
     // Our request-log plugin writes one line per request instead of Fastify's two.
@@ -31,6 +43,8 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
     frameworkErrors,
     clientErrorHandler: writeClientError,
     bodyLimit: config.bodyLimitBytes,
+    // For the plain-HTTP server Fastify creates (TRUST_PROXY); the TLS one gets them from server.ts.
+    http: requestReceiptOptions(config),
     trustProxy: config.trustProxy,
     // Our errors plugin answers during shutdown, in the usual envelope.
     return503OnClosing: false,

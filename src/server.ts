@@ -9,9 +9,10 @@ import { loadTlsMaterial } from './crypto/data-dir-secrets.js';
 import type { Database } from './db/client.js';
 import { loadEnvFile } from './env-file.js';
 import { listenMetrics } from './metrics/listener.js';
-import { fastifyOptions } from './server-options.js';
+import { fastifyOptions, requestReceiptOptions } from './server-options.js';
 import { answerOnlyInEnvelope } from './transport/envelope-only.js';
 import { startupReport } from './startup-report.js';
+import type { HandshakeGuard } from './transport/handshake-guard.js';
 import { createHttpsOnlyServer, httpsRequired } from './transport/https-only.js';
 
 export interface RunningServer {
@@ -36,12 +37,22 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const tls = config.trustProxy ? null : await loadTlsMaterial(config);
+  let handshakes: HandshakeGuard | null = null;
   // Fastify types its server as http.Server; an https.Server serves the same requests.
   const serverFactory: FastifyServerFactory | undefined = tls
-    ? (handler) => createHttpsOnlyServer({ cert: tls.cert, key: tls.key }, handler) as unknown as http.Server
+    ? (handler) => {
+        const created = createHttpsOnlyServer({ cert: tls.cert, key: tls.key, ...requestReceiptOptions(config) }, handler, {
+          timeoutMs: config.tlsHandshakeTimeoutMs,
+          maxPending: config.maxHandshakingConnections,
+        });
+        handshakes = created.handshakes;
+        return created.server as unknown as http.Server;
+      }
     : undefined;
   const fastify = Fastify({ ...fastifyOptions(config, options.logStream), serverFactory });
   answerOnlyInEnvelope(fastify.server);
+  // Connections still handshaking are invisible to Node's closeAllConnections: shutdown drops them.
+  fastify.addHook('preClose', async () => handshakes?.destroyAll());
   if (config.trustProxy) {
     fastify.addHook('onRequest', async (request) => {
       if (request.protocol !== 'https' && !PROBE_PATHS.has(request.url.split('?')[0]!)) throw httpsRequired();

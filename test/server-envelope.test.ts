@@ -37,8 +37,16 @@ const expectationFailed = {
   error: { message: 'Unsupported Expect header "x": only "100-continue" is supported.', type: 'invalid_request_error', code: 'expectation_failed', param: 'expect' },
 };
 
+const headersTooLarge = {
+  error: { message: 'The request headers are larger than this server accepts.', type: 'invalid_request_error', code: 'headers_too_large', param: null },
+};
+const requestTimeout = {
+  error: { message: 'The request was not received in time.', type: 'invalid_request_error', code: 'request_timeout', param: null },
+};
+const HEADERS_TIMEOUT_MS = 1000;
+
 describe('the HTTPS server answers only in the envelope', () => {
-  const config = testConfig({ PORT: '0' });
+  const config = testConfig({ PORT: '0', HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS) });
   let server: RunningServer;
   let database: Database;
   let ca: string;
@@ -89,6 +97,41 @@ describe('the HTTPS server answers only in the envelope', () => {
     });
   });
 
+  it('answers 64 KB of headers, or 3,000 headers, with 431 headers_too_large', async () => {
+    const big = `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\nConnection: close\r\n\r\n`;
+    const many = `GET /healthz HTTP/1.1\r\nHost: localhost\r\n${Array.from({ length: 3000 }, (_, i) => `X-H${i}: v\r\n`).join('')}Connection: close\r\n\r\n`;
+    for (const request of [big, many]) {
+      const res = parse(await exchange(portOf(server), request, ca));
+      expect(res.status).toBe(431);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.body).toEqual(headersTooLarge);
+    }
+  });
+
+  it('answers HTTP/2.0, HTTP/0.9 and a request line without a version with 505 http_version_not_supported', async () => {
+    const cases: Array<[string, string]> = [
+      ['GET /healthz HTTP/2.0\r\nHost: localhost\r\n\r\n', 'HTTP/2.0 is not supported: send HTTP/1.1.'],
+      ['GET /healthz HTTP/0.9\r\n\r\n', 'The request line has no HTTP version: send HTTP/1.1.'],
+      ['GET /healthz\r\n\r\n', 'The request line has no HTTP version: send HTTP/1.1.'],
+    ];
+    for (const [request, message] of cases) {
+      const res = parse(await exchange(portOf(server), request, ca));
+      expect(res.status, request).toBe(505);
+      expect(res.headers.connection, request).toBe('close');
+      expect(res.body, request).toEqual({ error: { message, type: 'invalid_request_error', code: 'http_version_not_supported', param: null } });
+    }
+    // HTTP/1.0 is still served.
+    expect(parse(await exchange(portOf(server), 'GET /healthz HTTP/1.0\r\n\r\n', ca)).status).toBe(200);
+  });
+
+  it('answers a connection that stops half-way through its headers with 408 at HEADERS_TIMEOUT_MS', async () => {
+    for (const bytes of ['', 'GET /healthz HTTP/1.1\r\nHost: loc']) {
+      const res = parse(await exchange(portOf(server), bytes, ca));
+      expect(res.status, bytes).toBe(408);
+      expect(res.body, bytes).toEqual(requestTimeout);
+    }
+  });
+
   it('answers https_required to plain HTTP whatever it expects or asks', async () => {
     for (const request of [expectHeader, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n']) {
       const res = parse(await exchange(portOf(server), request));
@@ -103,7 +146,7 @@ describe('behind a proxy (TRUST_PROXY), too', () => {
   let database: Database;
   beforeAll(async () => {
     database = await openTestDatabase();
-    server = await startServer(testConfig({ PORT: '0', TRUST_PROXY: 'true' }), { database });
+    server = await startServer(testConfig({ PORT: '0', TRUST_PROXY: 'true', HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS) }), { database });
   }, 60_000);
   afterAll(async () => {
     await server?.close();
@@ -114,5 +157,13 @@ describe('behind a proxy (TRUST_PROXY), too', () => {
     const res = parse(await exchange(portOf(server), expectHeader));
     expect(res.status).toBe(417);
     expect(res.body).toEqual(expectationFailed);
+  });
+
+  it('answers 431, 505 and 408 in the envelope, too', async () => {
+    const many = `GET /healthz HTTP/1.1\r\nHost: localhost\r\n${Array.from({ length: 3000 }, (_, i) => `X-H${i}: v\r\n`).join('')}\r\n`;
+    expect(parse(await exchange(portOf(server), many)).body).toEqual(headersTooLarge);
+    expect(parse(await exchange(portOf(server), 'GET /healthz HTTP/2.0\r\nHost: localhost\r\n\r\n')).status).toBe(505);
+    // A silent connection, and one that stops in its headers, are closed at HEADERS_TIMEOUT_MS.
+    for (const bytes of ['', 'GET /healthz HTTP/1.1\r\nHost: loc']) expect(parse(await exchange(portOf(server), bytes)).body, bytes).toEqual(requestTimeout);
   });
 });

@@ -5,7 +5,7 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError, databaseUnavailable, internalError, invalidRequest } from '../errors.js';
+import { ApiError, databaseUnavailable, httpVersionNotSupported, internalError, invalidRequest } from '../errors.js';
 import { loggableError, sqlState } from '../db/errors.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { createRouteIndex } from './route-index.js';
@@ -34,12 +34,23 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
   void reply.code(apiError.statusCode).header('x-request-id', request.id).send(apiError.toBody());
 }
 
+// Sockets that got their answer. Node's parser keeps failing on each later chunk of the same
+// request (the rest of 64 KB of headers), calling us again: destroying the socket then would
+// reset it before the client read our answer, so its bytes are left to drain instead.
+const answered = new WeakSet<Duplex>();
+// How long a client that goes on sending after its answer may keep the connection.
+const DRAIN_AFTER_ANSWER_MS = 5_000;
+
 /** For connections whose bytes are not a well-formed HTTP request: answered on the raw socket. */
 export function writeClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code !== 'ECONNRESET' && answered.has(socket)) return;
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
+  answered.add(socket);
+  const drained = setTimeout(() => socket.destroy(), DRAIN_AFTER_ANSWER_MS).unref();
+  socket.once('close', () => clearTimeout(drained));
   const [status, reason, apiError] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [431, 'Request Header Fields Too Large', new ApiError(431, 'invalid_request_error', 'headers_too_large', 'The request headers are larger than this server accepts.')]
@@ -122,6 +133,11 @@ async function errorsPlugin(app: FastifyInstance) {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Node's parser accepts any HTTP/d.d, and a request line without a version (HTTP/0.9).
+    if (request.raw.httpVersionMajor !== 1) {
+      reply.header('connection', 'close');
+      throw httpVersionNotSupported(request.raw.httpVersion);
+    }
     // Node leaves this check to us (transport/envelope-only.ts), so that it is in the envelope.
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
       throw invalidRequest('missing_host_header', 'An HTTP/1.1 request must have a Host header.');

@@ -1,6 +1,7 @@
 // The OpenAPI 3 document, generated from the route schemas, at /v1/openapi.json, and a
 // browsable API reference at /docs that reads it. Registered before the routes so it sees
 // all of them. `npm run lint:openapi` lints the document (README).
+import { createHash } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
@@ -9,6 +10,23 @@ import { ErrorSchema } from '../schemas/common.js';
 import { LADDER_CONFIG, LadderConfigSchema } from '../schemas/ladder-config.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
+
+// Swagger UI's page has no inline script: its bundle, styles and the initializer all come from
+// /docs/static, and "Try it out" calls this origin. Its one inline style is the <style> element
+// of the logo's SVG, allowed by its hash (the browser test fails if the bundle changes it). The
+// page may not be framed (clickjacking of a page that holds an API key once authorized).
+const LOGO_STYLE = '.logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}';
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  `style-src 'self' 'sha256-${createHash('sha256').update(LOGO_STYLE).digest('base64')}'`,
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 const TAGS = [
   { name: 'chat', description: 'OpenAI-compatible chat completions over your own provider keys, with fallback' },
@@ -50,7 +68,8 @@ async function openapi(app: FastifyInstance) {
         version: '1.0.0',
         description:
           'OpenAI-compatible chat completions over your own provider keys with automatic fallback, and ladders: ' +
-          'authored multi-step LLM workflows. Every error uses the envelope `{error: {message, type, code, param}}`.',
+          'authored multi-step LLM workflows. Every error uses the envelope `{error: {message, type, code, param}}`. ' +
+          'Request bodies are JSON, uncompressed: a `Content-Encoding` other than `identity` is answered 415 `unsupported_content_encoding`.',
         license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
       },
       servers: [{ url: '/', description: 'This server' }],
@@ -82,11 +101,21 @@ async function openapi(app: FastifyInstance) {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  // The plugin points the page at its own /docs/json; a `urls` list takes precedence in Swagger UI,
-  // so the page reads the document where the README says it is.
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { docExpansion: 'list', deepLinking: true, urls: [{ url: OPENAPI_PATH, name: 'Ladder service API' }] },
+  // In a context of its own, so that these headers cover every /docs answer, static files included.
+  await app.register(async (docs) => {
+    docs.addHook('onRequest', async (_request, reply) => {
+      reply
+        .header('content-security-policy', DOCS_CSP)
+        .header('x-frame-options', 'DENY')
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'no-referrer');
+    });
+    // The plugin points the page at its own /docs/json; a `urls` list takes precedence in Swagger UI,
+    // so the page reads the document where the README says it is.
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { docExpansion: 'list', deepLinking: true, urls: [{ url: OPENAPI_PATH, name: 'Ladder service API' }] },
+    });
   });
 
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());

@@ -22,11 +22,15 @@ export interface SpawnedServer {
   stop(): Promise<void>;
 }
 
-export async function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
+export async function spawnServer(env: Record<string, string>, options: { maxOpenFiles?: number } = {}): Promise<SpawnedServer> {
   const entry = path.resolve('dist/src/server.js');
   if (!statSync(entry, { throwIfNoEntry: false })) throw new Error('run `npm run build` first (npm test does)');
   const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ladder-spawned-'));
-  const child = spawn(process.execPath, [entry], {
+  // A descriptor limit of its own (`ulimit -n`), for resource tests; exec keeps the pid the server's.
+  const [command, args] = options.maxOpenFiles
+    ? ['/bin/sh', ['-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$1"`, process.execPath, entry]]
+    : [process.execPath, [entry]];
+  const child = spawn(command, args, {
     env: {
       PATH: process.env.PATH,
       PORT: '0',

@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { build, createUser, type TestApp } from '../helpers/build.js';
+import { DOCS_CSP } from '../../src/plugins/openapi.js';
 
 interface Media {
   schema: Record<string, unknown>;
@@ -185,6 +186,18 @@ describe('OpenAPI document and reference page', () => {
     const initializer = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
     expect(initializer.statusCode).toBe(200);
     expect(initializer.body).toContain('"urls":[{"url":"/v1/openapi.json"');
+  });
+
+  it('sends /docs and its static files with a strict Content-Security-Policy, and forbids framing', async () => {
+    for (const url of ['/docs', '/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-initializer.js', '/docs/static/nope.js']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.headers['content-security-policy'], url).toBe(DOCS_CSP);
+      expect(res.headers['x-frame-options'], url).toBe('DENY');
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+    }
+    expect(DOCS_CSP).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self' 'sha256-[\w+/]+=*'; /);
+    expect(DOCS_CSP).toContain("frame-ancestors 'none'");
+    expect(DOCS_CSP).not.toContain('unsafe');
   });
 });
 

@@ -25,8 +25,15 @@ describe.skipIf(browserMissing)('API reference at /docs in Chromium', () => {
   });
 
   it('loads /v1/openapi.json and runs the chat example with "Try it out"', () => onPage(browser, 'api docs try it out', async (page) => {
+    // The page works under its Content-Security-Policy: nothing it needs is refused.
+    const refused: string[] = [];
+    page.on('console', (m) => {
+      if (/Content.Security.Policy/i.test(m.text())) refused.push(m.text());
+    });
     const documentLoaded = page.waitForResponse((res) => new URL(res.url()).pathname === '/v1/openapi.json' && res.status() === 200, WAIT);
-    await page.goto(`${ui.base}/docs`);
+    const docs = await page.goto(`${ui.base}/docs`);
+    expect(docs!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(docs!.headers()['x-frame-options']).toBe('DENY');
     await documentLoaded;
 
     await page.locator('.auth-wrapper button.authorize').click();
@@ -47,5 +54,6 @@ describe.skipIf(browserMissing)('API reference at /docs in Chromium', () => {
     await operation.getByRole('button', { name: 'Execute' }).click();
     expect((await answered).status()).toBe(200);
     expect(ui.fake.requests).toHaveLength(1);
+    expect(refused).toEqual([]);
   }), 90_000);
 });
