@@ -14,6 +14,7 @@ const SLICE = 64 * 1024;
 
 /** `drop` disconnects the client (and stops the stream): called when it stalls for `idleMs`. */
 export function createOutlet(out: Writable, signal: AbortSignal, idleMs: number, drop: () => void): Outlet {
+  let dropped = false;
   const drained = () =>
     new Promise<void>((resolve) => {
       const done = () => {
@@ -25,6 +26,7 @@ export function createOutlet(out: Writable, signal: AbortSignal, idleMs: number,
       };
       const timer = setTimeout(() => {
         done();
+        dropped = true;
         drop();
       }, idleMs).unref();
       out.once('drain', done);
@@ -38,7 +40,7 @@ export function createOutlet(out: Writable, signal: AbortSignal, idleMs: number,
       // in slices of the same bytes; subarray() shares them rather than copying.
       const bytes = typeof chunk !== 'string' || chunk.length * 3 <= SLICE ? chunk : Buffer.from(chunk);
       for (let at = 0; at < bytes.length; at += SLICE) {
-        if (signal.aborted || out.destroyed) return;
+        if (dropped || signal.aborted || out.destroyed) return;
         const slice = typeof bytes === 'string' ? bytes : bytes.subarray(at, at + SLICE);
         if (!out.write(slice)) await drained();
       }
