@@ -93,6 +93,13 @@ export function createInstanceReads(db: Db) {
       return row ?? null;
     },
 
+    /** Where a run stands, without its answer and trace: for the event streams, which ask often. */
+    async statusOf(id: string): Promise<Pick<Row, 'status' | 'finishedAt'> | null> {
+      if (!isInstanceId(id)) return null;
+      const [row] = await db.select({ status: instances.status, finishedAt: instances.finishedAt }).from(instances).where(eq(instances.id, id));
+      return row ?? null;
+    },
+
     /** The account's instance started with this Idempotency-Key within the last 24 hours. */
     async findByIdempotencyKey(accountId: string, key: string): Promise<Row | null> {
       const [row] = await db

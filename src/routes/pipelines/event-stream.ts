@@ -3,7 +3,7 @@
 // terminal event, whose data is the instance as GET shows it. Events come from the table, not
 // from memory, so it does not matter which process runs the instance. Every write waits for the
 // client to keep up (./stream-outlet.ts), so a slow reader costs a few slices, not the run's history.
-import type { InstanceRow, InstanceService } from '../../services/instances.js';
+import type { InstanceService } from '../../services/instances.js';
 import { TERMINAL_EVENT_TYPES, type EventWakeups, type InstanceEvent, type InstanceEventReader } from '../../services/instance-events.js';
 import { historyFromTrace } from './history-from-trace.js';
 import type { SharedMessages } from './shared-messages.js';
@@ -12,7 +12,7 @@ import { instanceView } from './views.js';
 
 export interface EventStreamDeps {
   events: InstanceEventReader;
-  instances: Pick<InstanceService, 'get'>;
+  instances: Pick<InstanceService, 'get' | 'statusOf'>;
   wakeups: EventWakeups;
   /** Terminal messages, shared by the streams of a run. */
   terminals: SharedMessages;
@@ -100,12 +100,12 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
       if (batch.length === 0) {
         // Row first, then events: a writer that commits the terminal event with the row's final
         // status is then always seen by the second read.
-        const row = await deps.instances.get(id);
+        const row = await deps.instances.statusOf(id);
         if (!row) return void out.end();
         if (FINISHED.has(row.status)) batch = await deps.events.after(id, last, PAGE);
         if (batch.length === 0 && FINISHED.has(row.status)) {
           finishedSince ??= Math.min(Date.now(), (row.finishedAt ?? new Date()).getTime());
-          if (Date.now() - finishedSince >= graceMs) return await synthesiseEnd(row);
+          if (Date.now() - finishedSince >= graceMs) return await synthesiseEnd();
         }
       }
       if (signal.aborted) return;
@@ -124,7 +124,9 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
   }
 
   /** A finished run without a terminal event: its history from the trace if it has no events at all, then the end. */
-  async function synthesiseEnd(row: InstanceRow): Promise<void> {
+  async function synthesiseEnd(): Promise<void> {
+    const row = await deps.instances.get(id);
+    if (!row) return void out.end();
     let seq = last;
     if ((await deps.events.after(id, 0, 1)).length === 0) {
       const history = historyFromTrace(row);
