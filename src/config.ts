@@ -78,6 +78,9 @@ export const EnvSchema = Type.Object({
   SSE_MAX_STREAMS: Int(1, 100_000, 200),
   SSE_POLL_MS: Int(20, 60_000, 250),
   SSE_KEEPALIVE_MS: Int(100, 600_000, 15_000),
+  // No schema default: unset, a quarter of SSE_MAX_STREAMS (see streamsPerAccount).
+  SSE_MAX_STREAMS_PER_ACCOUNT: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  SSE_IDLE_TIMEOUT_MS: Int(100, 3_600_000, 30_000),
   // Prometheus metrics (docs/metrics.md).
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
@@ -185,6 +188,10 @@ export interface Config {
     pollMs: number;
     /** Interval of `: keep-alive` comments on a quiet stream. Default 15 s. */
     keepAliveMs: number;
+    /** Streams one account may hold of maxStreams, so that one account cannot take them all. Default a quarter of maxStreams. */
+    maxStreamsPerAccount: number;
+    /** A client that takes nothing of a full socket buffer for this long is dropped. Default 30 s. */
+    idleTimeoutMs: number;
   };
   /** Prometheus metrics (docs/metrics.md); with neither set, nothing is collected. */
   metrics: {
@@ -265,7 +272,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionIntervalMs: parsed.RETENTION_INTERVAL_MS,
     },
     webhooks: { concurrency: parsed.WEBHOOK_CONCURRENCY, timeoutMs: parsed.WEBHOOK_TIMEOUT_MS },
-    events: { maxStreams: parsed.SSE_MAX_STREAMS, pollMs: parsed.SSE_POLL_MS, keepAliveMs: parsed.SSE_KEEPALIVE_MS },
+    events: {
+      maxStreams: parsed.SSE_MAX_STREAMS,
+      pollMs: parsed.SSE_POLL_MS,
+      keepAliveMs: parsed.SSE_KEEPALIVE_MS,
+      maxStreamsPerAccount: parsed.SSE_MAX_STREAMS_PER_ACCOUNT ?? Math.max(1, Math.ceil(parsed.SSE_MAX_STREAMS / 4)),
+      idleTimeoutMs: parsed.SSE_IDLE_TIMEOUT_MS,
+    },
     metrics: metricsSettings(parsed),
   };
 }

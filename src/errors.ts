@@ -94,6 +94,21 @@ export const internalError = () =>
 export const databaseUnavailable = () =>
   new ApiError(503, 'api_error', 'database_unavailable', 'The database is not reachable; retry the request.', null, { 'retry-after': '1' });
 
+/** Every event stream this process may serve is open (SSE_MAX_STREAMS). */
+export const tooManyStreams = () =>
+  new ApiError(503, 'api_error', 'too_many_streams', 'This server is serving as many event streams as it may; retry shortly.', null, { 'retry-after': '5' });
+
+/** The caller's account holds its share of the event streams (SSE_MAX_STREAMS_PER_ACCOUNT). */
+export const tooManyAccountStreams = (limit: number) =>
+  new ApiError(
+    429,
+    'rate_limit_error',
+    'too_many_account_streams',
+    `This account already has ${limit} event streams open, as many as it may; close one or retry shortly.`,
+    null,
+    { 'retry-after': '5' },
+  );
+
 /** The caller hung up before the answer was ready (nginx's 499); nobody reads the body. */
 export const clientClosedRequest = () =>
   new ApiError(499, 'invalid_request_error', 'client_closed_request', 'The client closed the connection before the response was ready.');

@@ -40,11 +40,18 @@ describe('loadConfig', () => {
       retentionDays: 30,
       retentionIntervalMs: 3_600_000,
     });
-    expect(config.events).toEqual({ maxStreams: 200, pollMs: 250, keepAliveMs: 15_000 });
+    expect(config.events).toEqual({ maxStreams: 200, pollMs: 250, keepAliveMs: 15_000, maxStreamsPerAccount: 50, idleTimeoutMs: 30_000 });
   });
 
   it('reads the event-stream settings and refuses a bad one by name', () => {
-    expect(loadConfig({ SSE_MAX_STREAMS: '5', SSE_POLL_MS: '100', SSE_KEEPALIVE_MS: '2000' }).events).toEqual({ maxStreams: 5, pollMs: 100, keepAliveMs: 2000 });
+    expect(loadConfig({ SSE_MAX_STREAMS: '5', SSE_POLL_MS: '100', SSE_KEEPALIVE_MS: '2000' }).events).toEqual({
+      maxStreams: 5, pollMs: 100, keepAliveMs: 2000, maxStreamsPerAccount: 2, idleTimeoutMs: 30_000,
+    });
+    // Unset, an account's share is a quarter of the streams (rounded up, at least one).
+    expect(loadConfig({ SSE_MAX_STREAMS: '1' }).events.maxStreamsPerAccount).toBe(1);
+    expect(loadConfig({ SSE_MAX_STREAMS: '10', SSE_MAX_STREAMS_PER_ACCOUNT: '7', SSE_IDLE_TIMEOUT_MS: '500' }).events).toMatchObject({ maxStreamsPerAccount: 7, idleTimeoutMs: 500 });
+    expect(() => loadConfig({ SSE_MAX_STREAMS_PER_ACCOUNT: '0' })).toThrow(/SSE_MAX_STREAMS_PER_ACCOUNT="0"/);
+    expect(() => loadConfig({ SSE_IDLE_TIMEOUT_MS: '99' })).toThrow(/SSE_IDLE_TIMEOUT_MS="99"/);
     expect(() => loadConfig({ SSE_MAX_STREAMS: '0' })).toThrow(/SSE_MAX_STREAMS="0": must be a whole number from 1 to 100000/);
   });
 

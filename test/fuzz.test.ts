@@ -2,12 +2,14 @@
 // content types. Whatever arrives, the answer is never a 5xx, always in the envelope (or the
 // route's success shape), and comes in bounded time; the app still answers afterwards.
 // A failure prints its seed: FUZZ_SEED=<seed> npx vitest run test/fuzz.test.ts reproduces it.
+import net, { type AddressInfo } from 'node:net';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wellFormedText } from '../src/unicode.js';
 import { startFakeOpenAI } from './fakes/vendors.js';
 import { adminHeaders, build, createUser, type TestApp } from './helpers/build.js';
 import { appendEvents, finishInstance, insertInstance } from './helpers/instance-events.js';
+import { openStalled, type StalledClient } from './helpers/sse.js';
 import { minimalLadder } from './ladders/examples.js';
 import { checkModelName } from '../src/schemas/model-name.js';
 
@@ -162,15 +164,30 @@ describe('fuzz', () => {
       : { status, error: { status: 499, type: 'invalid_request_error', code: 'run_cancelled', message: 'Cancelled.' } });
     return id;
   };
+  // Clients that never read a stream of alice's run with a long answer: they hold her share of the
+  // streams (SSE_MAX_STREAMS 8: 2 an account) all along, so her streams are 429 and bob's still 200.
+  const stalled: StalledClient[] = [];
   beforeAll(async () => {
-    t = await build();
+    t = await build({ SSE_MAX_STREAMS: '8', SSE_IDLE_TIMEOUT_MS: '600000' });
     user = await createUser(t.app, 'alice');
     // A second account owns the provider connections, so that no chat request ever reaches a vendor.
     const res = await t.app.inject({ method: 'PUT', url: '/v1/alice/known', headers: user.headers, payload: { config: minimalLadder, usage_visibility: 'public' } });
     expect(res.statusCode).toBe(201);
     instanceIds.push(await finishedInstance(user.id, 'completed'));
+    const long = await insertInstance(t.database, { accountId: user.id, slug: 'known' });
+    await finishInstance(t.database, long, { status: 'completed', answer: 'z'.repeat(12 * 1024 * 1024) });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    for (let i = 0; i < 2; i++) {
+      const client = await openStalled(() => net.connect(port, '127.0.0.1'), '127.0.0.1', `/v1/pipelines/instances/${long}/events`, user.headers);
+      expect(client.head).toMatch(/^HTTP\/1\.1 200 /);
+      stalled.push(client);
+    }
   });
-  afterAll(() => t?.close());
+  afterAll(async () => {
+    stalled.forEach((c) => c.close());
+    await t?.close();
+  });
 
   function request(r: Random, other: { headers: Record<string, string> }): InjectOptions {
     const segment = () => (r.chance(0.5) ? r.pick(ODD_SEGMENTS) : r.pick(['alice', 'known', 'bob', 'x', 'a1', 'openai', `fz${r.int(100)}`]));
@@ -270,6 +287,14 @@ describe('fuzz', () => {
     if (failures.length > 0) console.error(`fuzz failed with FUZZ_SEED=${SEED} after ${elapsed} ms:\n${failures.join('\n')}`);
     expect(failures, `FUZZ_SEED=${SEED}`).toEqual([]);
     expect(unsendable).toBeLessThan(REQUESTS / 20);
+    // Alice's clients that never read still hold her share of the streams; bob's stream is served.
+    const events = (headers: Record<string, string>, id: string) => t.app.inject({ method: 'GET', url: `/v1/pipelines/instances/${id}/events`, headers });
+    const hers = await events(user.headers, instanceIds[0]!);
+    expect(hers.statusCode).toBe(429);
+    expect(hers.json().error.code).toBe('too_many_account_streams');
+    const his = await events(other.headers, instanceIds[1]!);
+    expect(his.statusCode).toBe(200);
+    expect(judge({ method: 'GET', url: `/v1/pipelines/instances/${instanceIds[1]}/events` }, his.statusCode, String(his.headers['content-type']), his.body)).toBeNull();
     const health = await t.app.inject({ method: 'GET', url: '/healthz' });
     expect(health.statusCode).toBe(200);
     expect(health.json()).toEqual({ status: 'ok' });

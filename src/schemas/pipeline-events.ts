@@ -14,5 +14,7 @@ export const EVENT_STREAM_DESCRIPTION = [
   '`step.started`, `node.completed`, `node.failed`, `step.completed`, and one terminal event (`instance.completed`,',
   '`instance.failed` or `instance.cancelled`) whose data is the instance as GET /v1/pipelines/instances/{id} answers it;',
   'the stream ends after it. Every other event’s data carries `at`, when it was recorded. A quiet stream gets a',
-  '`: keep-alive` comment every SSE_KEEPALIVE_MS.',
+  '`: keep-alive` comment every SSE_KEEPALIVE_MS. A process serves at most SSE_MAX_STREAMS streams (503 `too_many_streams`),',
+  'an account at most SSE_MAX_STREAMS_PER_ACCOUNT of them (429 `too_many_account_streams`); a client that reads nothing for',
+  'SSE_IDLE_TIMEOUT_MS while more is waiting is disconnected. A key that may not see the run’s ladder gets 404.',
 ].join(' ');

@@ -23,13 +23,10 @@ export const EVENTS_NOTICE_CTE = `notice AS (
 
 export const TERMINAL_EVENT_TYPES = new Set(['instance.completed', 'instance.failed', 'instance.cancelled']);
 
-/** Rows read per query; a longer backlog is read in several. */
-const PAGE = 500;
-
 export function createInstanceEventReader(db: Db) {
   return {
     /** The instance's events with a seq above `seq`, in seq order, at most `limit`. */
-    async after(instanceId: string, seq: number, limit = PAGE): Promise<InstanceEvent[]> {
+    async after(instanceId: string, seq: number, limit: number): Promise<InstanceEvent[]> {
       return db
         .select()
         .from(instanceEvents)
@@ -37,7 +34,6 @@ export function createInstanceEventReader(db: Db) {
         .orderBy(asc(instanceEvents.seq))
         .limit(limit);
     },
-    pageSize: PAGE,
   };
 }
 

@@ -1,10 +1,11 @@
 // Reading instance rows: one by id for its owner, a page of an account's runs, the
 // Idempotency-Key lookup, and what a running instance has done so far (the checkpointed
 // calls and the events its worker writes). Nothing here changes a row.
-import { and, desc, eq, getTableColumns, gte, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, gte, inArray, not, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { instanceCalls, instanceEvents, instances, type InstanceStatus } from '../db/schema.js';
 import type { Usage } from '../providers/types.js';
+import type { LadderAccess } from './ladder-access.js';
 
 type Row = typeof instances.$inferSelect;
 
@@ -30,6 +31,8 @@ export interface ListFilter {
   limit: number;
   /** Answer only rows after this one. */
   after?: ListPosition;
+  /** The calling key's ladder access list: runs of ladders it excludes are left out. */
+  access?: LadderAccess;
 }
 
 /** The calls a run has checkpointed so far, summed. */
@@ -43,6 +46,23 @@ export interface InstanceEvent {
   seq: number;
   type: string;
   data: Record<string, unknown>;
+}
+
+/** The rows of ladders `access` admits, as a condition (undefined: every row), as mayAccessLadder decides one by one. */
+function ladderAccessCondition(access: LadderAccess): SQL | undefined {
+  if (access.mode === 'unrestricted') return undefined;
+  const wholeAuthors: string[] = [];
+  const listed: SQL[] = [];
+  for (const entry of access.ladders) {
+    const slash = entry.indexOf('/');
+    const author = entry.slice(0, slash);
+    const slug = entry.slice(slash + 1);
+    if (slug === '*') wholeAuthors.push(author);
+    else listed.push(and(eq(instances.author, author), eq(instances.slug, slug))!);
+  }
+  if (wholeAuthors.length > 0) listed.push(inArray(instances.author, wholeAuthors));
+  const anyListed = listed.length > 0 ? or(...listed)! : sql`false`;
+  return access.mode === 'whitelist' ? anyListed : not(anyListed);
 }
 
 // JS dates keep milliseconds, the column microseconds: a cursor must carry the column's own value.
@@ -60,6 +80,23 @@ export function createInstanceReads(db: Db) {
     async getOwned(accountId: string, id: string): Promise<Row | null> {
       if (!isInstanceId(id)) return null;
       const [row] = await db.select().from(instances).where(and(eq(instances.id, id), eq(instances.accountId, accountId)));
+      return row ?? null;
+    },
+
+    /** Who owns instance `id` and which ladder it ran, without its answer and trace (which can be large). */
+    async ownerOf(id: string): Promise<Pick<Row, 'id' | 'accountId' | 'author' | 'slug'> | null> {
+      if (!isInstanceId(id)) return null;
+      const [row] = await db
+        .select({ id: instances.id, accountId: instances.accountId, author: instances.author, slug: instances.slug })
+        .from(instances)
+        .where(eq(instances.id, id));
+      return row ?? null;
+    },
+
+    /** Where a run stands, without its answer and trace: for the event streams, which ask often. */
+    async statusOf(id: string): Promise<Pick<Row, 'status' | 'finishedAt'> | null> {
+      if (!isInstanceId(id)) return null;
+      const [row] = await db.select({ status: instances.status, finishedAt: instances.finishedAt }).from(instances).where(eq(instances.id, id));
       return row ?? null;
     },
 
@@ -84,6 +121,7 @@ export function createInstanceReads(db: Db) {
             filter.status ? eq(instances.status, filter.status) : undefined,
             filter.author ? eq(instances.author, filter.author) : undefined,
             filter.slug ? eq(instances.slug, filter.slug) : undefined,
+            filter.access ? ladderAccessCondition(filter.access) : undefined,
             after
               ? sql`(${instances.createdAt}, ${instances.id}) < (${after.createdAt}::timestamp at time zone 'UTC', ${after.id}::uuid)`
               : undefined,

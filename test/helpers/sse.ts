@@ -1,5 +1,6 @@
 // A small Server-Sent Events client for tests: parses the wire format and reads a live stream.
 import http, { type IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
 
 export interface SseMessage {
   id?: string;
@@ -116,3 +117,42 @@ export function openStream(url: string, headers: Record<string, string>): Promis
 
 /** The messages that are events (not bare comments or the retry hint). */
 export const eventsOf = (messages: SseMessage[]) => messages.filter((m) => m.event !== undefined);
+
+export interface StalledClient {
+  /** The start of the response: its status line and headers, perhaps some of the body. */
+  head: string;
+  /** Bytes received in all (the head included). */
+  received(): number;
+  /** Resolves when the connection closes, by the server or close(). */
+  closed: Promise<void>;
+  /** Reads what the server sent (as a slow client finally would). */
+  resume(): void;
+  close(): void;
+}
+
+/**
+ * Requests `path` on a raw connection, takes the first chunk of the answer, then stops reading:
+ * a client that never drains its socket. `connect` opens the socket (plain or TLS).
+ */
+export function openStalled(connect: () => Socket, host: string, path: string, headers: Record<string, string>): Promise<StalledClient> {
+  return new Promise((resolve, reject) => {
+    const socket = connect();
+    let received = 0;
+    const closed = new Promise<void>((done) => socket.once('close', () => done()));
+    socket.on('error', () => undefined);
+    socket.once('error', reject);
+    const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    socket.write(`GET ${path} HTTP/1.1\r\nhost: ${host}\r\n${lines}\r\n`);
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.once('data', (chunk: Buffer) => {
+      socket.pause();
+      resolve({
+        head: chunk.toString('latin1'),
+        received: () => received,
+        closed,
+        resume: () => socket.resume(),
+        close: () => socket.destroy(),
+      });
+    });
+  });
+}

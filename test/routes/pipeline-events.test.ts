@@ -258,7 +258,7 @@ describe('waking, keep-alive and limits', () => {
   const streams: LiveStream[] = [];
   beforeAll(async () => {
     // Polling so slow that only a NOTIFY can deliver events within the test's time.
-    t = await build({ SSE_POLL_MS: '60000', SSE_KEEPALIVE_MS: '300', SSE_MAX_STREAMS: '2', WORKER_CONCURRENCY: '0' });
+    t = await build({ SSE_POLL_MS: '60000', SSE_KEEPALIVE_MS: '300', SSE_MAX_STREAMS: '2', SSE_MAX_STREAMS_PER_ACCOUNT: '3', WORKER_CONCURRENCY: '0' });
     base = await listen(t);
     user = await createUser(t.app);
   });

@@ -6,6 +6,7 @@ import { instanceAlreadyFinished, instanceNotFound, internalError } from '../../
 import { runCancelled } from '../../ladders/engine/limits.js';
 import { errorResponses, successResponse } from '../../schemas/common.js';
 import { InstanceParamsSchema, InstanceSchema } from '../../schemas/pipelines.js';
+import { accessibleInstance } from './instance-access.js';
 import { instanceView } from './views.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -28,6 +29,8 @@ const cancelRoute: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const { accountId } = request.principal;
     const { id } = request.params;
+    // A key that may not see the ladder may not cancel its runs (an instance's ladder never changes).
+    await accessibleInstance(app.instances, request.principal, id);
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const cancelled = await app.instances.cancelPending(accountId, id, runCancelled());
       if (cancelled) {

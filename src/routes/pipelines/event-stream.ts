@@ -1,20 +1,27 @@
 // Feeds one SSE stream from the database: the recorded events after the client's last one,
 // then new ones as they are written (woken by a NOTIFY, or found by polling), until the
 // terminal event, whose data is the instance as GET shows it. Events come from the table, not
-// from memory, so it does not matter which process runs the instance.
-import type { PassThrough } from 'node:stream';
-import type { InstanceRow, InstanceService } from '../../services/instances.js';
+// from memory, so it does not matter which process runs the instance. Every write waits for the
+// client to keep up (./stream-outlet.ts), so a slow reader costs a few slices, not the run's history.
+import type { InstanceService } from '../../services/instances.js';
 import { TERMINAL_EVENT_TYPES, type EventWakeups, type InstanceEvent, type InstanceEventReader } from '../../services/instance-events.js';
 import { historyFromTrace } from './history-from-trace.js';
+import type { SharedMessages } from './shared-messages.js';
+import type { Outlet } from './stream-outlet.js';
 import { instanceView } from './views.js';
 
 export interface EventStreamDeps {
   events: InstanceEventReader;
-  instances: Pick<InstanceService, 'get'>;
+  instances: Pick<InstanceService, 'get' | 'statusOf'>;
   wakeups: EventWakeups;
+  /** Terminal messages, shared by the streams of a run. */
+  terminals: SharedMessages;
   pollMs: number;
   keepAliveMs: number;
 }
+
+/** Events read per query. Small, because a client that stops reading holds its page until it is dropped. */
+const PAGE = 50;
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 const TERMINAL_OF: Record<string, string> = { completed: 'instance.completed', failed: 'instance.failed', cancelled: 'instance.cancelled' };
@@ -25,19 +32,18 @@ export function sseMessage(id: number, event: string, data: unknown): string {
 }
 
 /**
- * Writes the stream of `instance` after event `after` into `out` and ends it after the terminal
+ * Writes the stream of instance `id` after event `after` into `out` and ends it after the terminal
  * event. Stops (without ending `out`) when `signal` aborts: the client left or the server closes.
  */
-export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, after: number, out: PassThrough, signal: AbortSignal): Promise<void> {
-  const id = instance.id;
+export async function pumpEvents(deps: EventStreamDeps, id: string, after: number, out: Outlet, signal: AbortSignal): Promise<void> {
   // A writer that finishes the row and writes the terminal event in separate transactions gets
   // this long to write the event before the stream makes one up from the row.
   const graceMs = Math.max(1000, 4 * deps.pollMs);
   let last = after;
   let finishedSince: number | null = null;
   let lastWrite = Date.now();
-  const write = (chunk: string) => {
-    out.write(chunk);
+  const write = async (chunk: string | Buffer) => {
+    await out.write(chunk);
     lastWrite = Date.now();
   };
 
@@ -61,16 +67,26 @@ export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, a
       void until?.then(done, done);
     });
 
+  /** The terminal message, then the end. Its bytes are shared with every other stream sending them. */
   const finish = async (seq: number, type: string) => {
+    const { bytes, release } = await deps.terminals.use(`${id} ${seq} ${type}`, () => terminalMessage(seq, type));
+    try {
+      if (signal.aborted) return;
+      if (bytes) await write(bytes);
+      if (!signal.aborted) out.end();
+    } finally {
+      release();
+    }
+  };
+  const terminalMessage = async (seq: number, type: string): Promise<Buffer | null> => {
     let row = await deps.instances.get(id);
     // The terminal event can land just before the row's final update; give the row a moment.
-    for (const start = Date.now(); row && !FINISHED.has(row.status) && Date.now() - start < graceMs && !signal.aborted; ) {
-      await pause(deps.pollMs);
+    // (Not cut short by this stream's signal: other streams may be waiting for the same bytes.)
+    for (const start = Date.now(); row && !FINISHED.has(row.status) && Date.now() - start < graceMs; ) {
+      await new Promise((resolve) => setTimeout(resolve, deps.pollMs));
       row = await deps.instances.get(id);
     }
-    if (signal.aborted) return;
-    if (row) write(sseMessage(seq, type, instanceView(row)));
-    out.end();
+    return row ? Buffer.from(sseMessage(seq, type, instanceView(row))) : null;
   };
 
   try {
@@ -78,28 +94,29 @@ export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, a
     // that read, and every later one is announced. So the first bytes mean the stream is listening.
     await pause(deps.pollMs, deps.wakeups.listening());
     if (signal.aborted) return;
-    write(`retry: ${Math.max(1000, deps.pollMs * 4)}\n\n`);
+    await write(`retry: ${Math.max(1000, deps.pollMs * 4)}\n\n`);
     while (!signal.aborted) {
-      let batch = await deps.events.after(id, last);
+      let batch = await deps.events.after(id, last, PAGE);
       if (batch.length === 0) {
         // Row first, then events: a writer that commits the terminal event with the row's final
         // status is then always seen by the second read.
-        const row = await deps.instances.get(id);
+        const row = await deps.instances.statusOf(id);
         if (!row) return void out.end();
-        if (FINISHED.has(row.status)) batch = await deps.events.after(id, last);
+        if (FINISHED.has(row.status)) batch = await deps.events.after(id, last, PAGE);
         if (batch.length === 0 && FINISHED.has(row.status)) {
           finishedSince ??= Math.min(Date.now(), (row.finishedAt ?? new Date()).getTime());
-          if (Date.now() - finishedSince >= graceMs) return await synthesiseEnd(row);
+          if (Date.now() - finishedSince >= graceMs) return await synthesiseEnd();
         }
       }
       if (signal.aborted) return;
       for (const event of batch) {
         if (TERMINAL_EVENT_TYPES.has(event.type)) return await finish(event.seq, event.type);
-        write(sseMessage(event.seq, event.type, eventData(event)));
+        await write(sseMessage(event.seq, event.type, eventData(event)));
+        if (signal.aborted) return;
         last = event.seq;
       }
-      if (batch.length === deps.events.pageSize) continue;
-      if (Date.now() - lastWrite >= deps.keepAliveMs) write(': keep-alive\n\n');
+      if (batch.length === PAGE) continue;
+      if (Date.now() - lastWrite >= deps.keepAliveMs) await write(': keep-alive\n\n');
       await pause(Math.min(deps.pollMs, Math.max(1, deps.keepAliveMs - (Date.now() - lastWrite))));
     }
   } finally {
@@ -107,13 +124,16 @@ export async function pumpEvents(deps: EventStreamDeps, instance: InstanceRow, a
   }
 
   /** A finished run without a terminal event: its history from the trace if it has no events at all, then the end. */
-  async function synthesiseEnd(row: InstanceRow): Promise<void> {
+  async function synthesiseEnd(): Promise<void> {
+    const row = await deps.instances.get(id);
+    if (!row) return void out.end();
     let seq = last;
     if ((await deps.events.after(id, 0, 1)).length === 0) {
       const history = historyFromTrace(row);
-      history.forEach((event, i) => {
-        if (i + 1 > last) write(sseMessage(i + 1, event.type, Object.assign({}, event.data, { at: event.at.toISOString() })));
-      });
+      for (const [i, event] of history.entries()) {
+        if (signal.aborted) return;
+        if (i + 1 > last) await write(sseMessage(i + 1, event.type, Object.assign({}, event.data, { at: event.at.toISOString() })));
+      }
       seq = Math.max(last, history.length);
     }
     await finish(seq + 1, TERMINAL_OF[row.status]!);

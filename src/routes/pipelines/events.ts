@@ -3,21 +3,24 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ApiError, invalidRequest, notFound } from '../../errors.js';
+import { invalidRequest } from '../../errors.js';
 import { errorResponses } from '../../schemas/common.js';
 import { EVENT_STREAM_DESCRIPTION, EventStreamHeadersSchema } from '../../schemas/pipeline-events.js';
 import { InstanceParamsSchema } from '../../schemas/pipelines.js';
 import { pumpEvents } from './event-stream.js';
+import { accessibleInstanceId } from './instance-access.js';
+import { createSharedMessages } from './shared-messages.js';
+import { createOutlet } from './stream-outlet.js';
+import { createStreamSlots } from './stream-slots.js';
 import * as ex from '../../schemas/examples.js';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EVENT_ID_RE = /^(0|[1-9][0-9]{0,9})$/;
 
-export const instanceNotFound = (id: string) => notFound('instance_not_found', `Instance "${id}" was not found.`);
-
 const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { maxStreams, pollMs, keepAliveMs } = app.config.events;
-  const deps = { events: app.instanceEvents, instances: app.instances, wakeups: app.eventWakeups, pollMs, keepAliveMs };
+  const { maxStreams, maxStreamsPerAccount, pollMs, keepAliveMs, idleTimeoutMs } = app.config.events;
+  const terminals = createSharedMessages();
+  const deps = { events: app.instanceEvents, instances: app.instances, wakeups: app.eventWakeups, terminals, pollMs, keepAliveMs };
+  const slots = createStreamSlots(maxStreams, maxStreamsPerAccount);
   const open = new Set<AbortController>();
   // Streams never end by themselves while a run is pending; a closing server ends them (clients reconnect).
   app.addHook('preClose', async () => {
@@ -43,35 +46,44 @@ const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
             },
           },
         },
-        ...errorResponses(400, 401, 404, 503),
+        ...errorResponses(400, 401, 404, 429, 503),
       },
     },
   }, async (request, reply) => {
     const { id } = request.params;
-    const instance = UUID_RE.test(id) ? await app.instances.get(id.toLowerCase()) : null;
-    if (!instance || instance.accountId !== request.principal.accountId) throw instanceNotFound(id);
+    const instanceId = await accessibleInstanceId(app.instances, request.principal, id);
     const lastEventId = request.headers['last-event-id'];
     if (lastEventId !== undefined && !EVENT_ID_RE.test(lastEventId.trim())) {
       throw invalidRequest('invalid_last_event_id', 'Last-Event-ID must be an event id this stream sent (a whole number).', 'Last-Event-ID');
     }
-    if (open.size >= maxStreams) {
-      throw new ApiError(503, 'api_error', 'too_many_streams', 'This server is serving as many event streams as it may; retry shortly.', null, { 'retry-after': '5' });
-    }
+    const release = slots.take(request.principal.accountId);
 
+    // The slot is held until the response closes, not until the last event is handed over: a
+    // client still reading (or not reading) a finished run's history is a stream like any other.
     const abort = new AbortController();
     open.add(abort);
     const out = new PassThrough();
     const stop = () => {
       abort.abort();
       open.delete(abort);
+      out.destroy();
+      release();
     };
     reply.raw.once('close', stop);
-    out.once('close', stop);
-    pumpEvents(deps, instance, lastEventId === undefined ? 0 : Number(lastEventId.trim()), out, abort.signal)
-      .catch((error: unknown) => request.log.error({ err: error, instance_id: instance.id }, 'event stream failed'))
+    const drop = () => {
+      request.log.info({ instance_id: instanceId }, 'event stream client read nothing for SSE_IDLE_TIMEOUT_MS; disconnected');
+      stop();
+      reply.raw.destroy();
+    };
+    const outlet = createOutlet(out, abort.signal, idleTimeoutMs, drop);
+    pumpEvents(deps, instanceId, lastEventId === undefined ? 0 : Number(lastEventId.trim()), outlet, abort.signal)
+      .catch((error: unknown) => request.log.error({ err: error, instance_id: instanceId }, 'event stream failed'))
       .finally(() => {
-        stop();
-        if (!out.writableEnded) out.end();
+        outlet.end();
+        if (abort.signal.aborted) return;
+        // The last bytes may still wait in buffers: a client that does not take them keeps its slot only so long.
+        const timer = setTimeout(drop, idleTimeoutMs).unref();
+        reply.raw.once('close', () => clearTimeout(timer));
       });
     return reply
       .header('content-type', 'text/event-stream; charset=utf-8')

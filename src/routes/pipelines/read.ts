@@ -1,13 +1,14 @@
 // Reading background and synchronous runs alike: one instance, its trace, and the account's
-// instances page by page. Only the owner account sees an instance; for anyone else it does
-// not exist (docs/pipelines.md).
+// instances page by page. Only the owner account sees an instance, and only through keys that
+// may see its ladder; for anyone else it does not exist (docs/pipelines.md).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { instanceNotFound, invalidCursor, invalidRequest } from '../../errors.js';
+import { invalidCursor, invalidRequest } from '../../errors.js';
 import { errorResponses, successResponse } from '../../schemas/common.js';
 import {
   InstanceListQuerySchema, InstanceListSchema, InstanceParamsSchema, InstanceSchema, InstanceTraceSchema, type InstanceList,
 } from '../../schemas/pipelines.js';
 import type { ListPosition } from '../../services/instance-reads.js';
+import { accessibleInstance } from './instance-access.js';
 import { instanceListItem, instanceView, isUnderway, traceView } from './views.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -51,8 +52,7 @@ const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: successResponse('The instance', InstanceSchema, ex.instanceExample), ...errorResponses(401, 404, 500) },
     },
   }, async (request) => {
-    const row = await app.instances.getOwned(request.principal.accountId, request.params.id);
-    if (!row) throw instanceNotFound(request.params.id);
+    const row = await accessibleInstance(app.instances, request.principal, request.params.id);
     const soFar = isUnderway(row) ? (await app.instances.callTotals([row.id])).get(row.id) : undefined;
     return instanceView(row, soFar);
   });
@@ -69,8 +69,7 @@ const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: successResponse('The trace, by step execution', InstanceTraceSchema, ex.instanceTraceExample), ...errorResponses(401, 404, 500) },
     },
   }, async (request) => {
-    const row = await app.instances.getOwned(request.principal.accountId, request.params.id);
-    if (!row) throw instanceNotFound(request.params.id);
+    const row = await accessibleInstance(app.instances, request.principal, request.params.id);
     const events = row.status === 'running' ? await app.instances.traceEvents(row.id) : [];
     return traceView(row, events);
   });
@@ -88,6 +87,7 @@ const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { status, author, template, limit, after } = request.query;
     const { rows, hasMore } = await app.instances.list(request.principal.accountId, {
       limit: parseLimit(limit),
+      access: request.principal.access,
       ...(status ? { status } : {}),
       ...(author !== undefined ? { author } : {}),
       ...(template !== undefined ? { slug: template } : {}),

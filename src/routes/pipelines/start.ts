@@ -3,6 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { idempotencyKeyReused } from '../../errors.js';
+import { ladderNotFound } from '../../services/ladders.js';
 import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
 import { InstanceStartedSchema, StartInstanceBodySchema, StartInstanceHeadersSchema, type InstanceStarted } from '../../schemas/pipelines.js';
 import type { InstanceRow } from '../../services/instances.js';
@@ -11,6 +12,8 @@ import { rejectStreaming, requireUserMessage } from '../chat/completion.js';
 import { subjectOf } from '../../usage/metering.js';
 import { checkMessages } from '../chat/messages.js';
 import { idempotencyKeyOf, requestHash } from './idempotency.js';
+import { mayAccessInstance } from './instance-access.js';
+import { mayAccessLadder } from '../../services/ladder-access.js';
 import * as ex from '../../schemas/examples.js';
 
 export const instancePath = (id: string) => `/v1/pipelines/instances/${id}`;
@@ -43,9 +46,14 @@ const startRoute: FastifyPluginAsyncTypebox = async (app) => {
     checkLadderRunRequest(runRequest);
     requireUserMessage(messages);
     const hash = key === null ? null : requestHash(request.body);
+    // A key that may not see the ladder gets the 404 of a ladder that does not exist, before any
+    // lookup: a replay must not hand it another key's run of that ladder either.
+    if (!mayAccessLadder(principal.access, author, template)) throw ladderNotFound(author, template);
     // A retry answers what the first request got, whatever has happened to the ladder since.
     const replay = (instance: InstanceRow) => {
       if (instance.requestHash !== hash) throw idempotencyKeyReused();
+      // The same body names the same ladder; this holds even if two bodies ever hashed alike.
+      if (!mayAccessInstance(principal, instance)) throw ladderNotFound(author, template);
       void reply.header('idempotent-replayed', 'true');
       return started(reply, instance);
     };
