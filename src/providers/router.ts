@@ -11,7 +11,7 @@ import { candidatesFor, explicitSelection, type Candidate } from './catalog.js';
 import type { VendorModel } from './adapters/types.js';
 import { createModelLists } from './model-list.js';
 import { REASONS, countsAgainstConnection, fallsBack, retryDelayMs } from './policy.js';
-import { validateEndpointUrl } from './ssrf.js';
+import { endpointRefusalAdvice, validateEndpointUrl } from './ssrf.js';
 import { createTransport, type Transport } from './transport.js';
 import type { Attempt, ChatRequest, ChatResult, ProviderConnection } from './types.js';
 import { VendorError, transportError } from './vendor-errors.js';
@@ -279,7 +279,8 @@ function allFailed(failures: VendorError[], attempts: Attempt[], upstreamMs: num
     const headers: Record<string, string> = waits.length > 0 ? { 'retry-after': String(Math.ceil(Math.min(...waits) / 1000)) } : {};
     return new ProviderRouteError(429, 'rate_limit_error', 'upstream_rate_limited', `Every provider rate-limited the request: ${listed}.`, attempts, upstreamMs, headers);
   }
-  return new ProviderRouteError(502, 'upstream_error', 'upstream_unavailable', `All providers failed: ${listed}.`, attempts, upstreamMs);
+  const advice = endpointRefusalAdvice(failures.filter((f) => f.kind === 'endpoint_not_allowed').map((f) => f.provider));
+  return new ProviderRouteError(502, 'upstream_error', 'upstream_unavailable', `All providers failed: ${listed}.${advice}`, attempts, upstreamMs);
 }
 
 function describe(attempt: Attempt): string {

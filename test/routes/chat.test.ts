@@ -3,6 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../src/db/client.js';
+import { PRIVATE_ENDPOINTS_ADVICE } from '../../src/providers/ssrf.js';
 import { startFakeGemini, startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { build, createUser, type TestApp } from '../helpers/build.js';
 import { openTestDatabase } from '../helpers/database.js';
@@ -206,7 +207,9 @@ describe('chat completions: what stored state can do at call time', () => {
       const res = await chat(strict.app, headers, { model: 'llama3.2', messages: hello });
       expect(res.statusCode).toBe(502);
       expect(res.json().error).toEqual({
-        message: 'All providers failed: custom (endpoint_not_allowed).',
+        message:
+          'All providers failed: custom (endpoint_not_allowed). The endpoint of custom is a loopback, private, link-local or metadata address ' +
+          `or uses plain http, refused because ${PRIVATE_ENDPOINTS_ADVICE}`,
         type: 'upstream_error',
         code: 'upstream_unavailable',
         param: null,
