@@ -5,12 +5,12 @@ import { integer, required, text, type Command, type Context } from '../command.
 
 async function connectionsOf(context: Context, username: string) {
   const { db } = await context.database();
-  const [{ loadSecretBox }, { findAccount }, { createConnectionService }] = await Promise.all([
+  const [{ loadSecretBox }, { findAccount }, { connectionServiceOptions, createConnectionService }] = await Promise.all([
     import('../../crypto/data-dir-secrets.js'), import('../../services/accounts.js'), import('../../services/provider-connections.js'),
   ]);
   const account = await findAccount(db, username);
-  // The operator may store any endpoint, as ALLOW_PRIVATE_ENDPOINTS does for the API.
-  const service = createConnectionService(db, await loadSecretBox(context.config), { allowPrivateEndpoints: true, cacheTtlMs: 0 });
+  // The API's rule from the same settings: an endpoint the server would refuse to call is refused here too.
+  const service = createConnectionService(db, await loadSecretBox(context.config), connectionServiceOptions(context.config, 0));
   return { accountId: account.id, service };
 }
 

@@ -18,10 +18,10 @@ export const maintenanceCommands: Command[] = [
     summary: 'reseal every stored provider key under the current encryption key',
     details: 'Keep the old key in ENCRYPTION_KEY_PREVIOUS until this has run (README, "Rotating the encryption key").',
     run: async (context) => {
-      const [{ loadSecretBox }, { createConnectionService }] = await Promise.all([
+      const [{ loadSecretBox }, { connectionServiceOptions, createConnectionService }] = await Promise.all([
         import('../../crypto/data-dir-secrets.js'), import('../../services/provider-connections.js'),
       ]);
-      const service = createConnectionService((await context.database()).db, await loadSecretBox(context.config), { allowPrivateEndpoints: true, cacheTtlMs: 0 });
+      const service = createConnectionService((await context.database()).db, await loadSecretBox(context.config), connectionServiceOptions(context.config, 0));
       return service.reencryptAll();
     },
   },
