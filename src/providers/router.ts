@@ -2,7 +2,7 @@
 // and the error a caller sees when nothing answered.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import { ApiError, invalidRequest, type ErrorType } from '../errors.js';
+import { ApiError, type ErrorType } from '../errors.js';
 import { abortScope } from '../abort-scope.js';
 import { adapters } from './adapters/index.js';
 import { CircuitBreaker, circuitKey, type BreakerOptions } from './breaker.js';
@@ -10,6 +10,7 @@ import { callVendor, type Target } from './call-vendor.js';
 import { candidatesFor, explicitSelection, type Candidate } from './catalog.js';
 import type { VendorModel } from './adapters/types.js';
 import { createModelLists } from './model-list.js';
+import { modelNotFound } from './model-not-found.js';
 import { REASONS, countsAgainstConnection, fallsBack, retryDelayMs } from './policy.js';
 import { endpointRefusalAdvice, validateEndpointUrl } from './ssrf.js';
 import { createTransport, type Transport } from './transport.js';
@@ -296,7 +297,7 @@ function notServed(model: string, connections: ProviderConnection[]): ApiError {
   const message = explicit
     ? `Model "${model}" is not served by any of your provider connections: it selects provider "${explicit.provider}", which has no connection (${have}).`
     : `Model "${model}" is not served by any of your provider connections (${have}).`;
-  return invalidRequest('model_not_supported', message, 'model');
+  return modelNotFound(model, message);
 }
 
 function envName(id: string): string {
