@@ -15,6 +15,7 @@ import ladders from './plugins/ladders.js';
 import quotas, { type QuotaOptions } from './plugins/quotas.js';
 import worker from './plugins/worker.js';
 import instanceEvents from './plugins/instance-events.js';
+import accountRoutes from './routes/account/index.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
 import metricsRoute from './routes/metrics/index.js';
@@ -70,6 +71,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(pipelineCancelRoute, { prefix: '/v1/pipelines' });
     await authed.register(pipelineEventRoutes, { prefix: '/v1/pipelines' });
     await authed.register(usageRoutes, { prefix: '/v1/usage' });
+    await authed.register(accountRoutes, { prefix: '/v1/account' });
     // /v1/{author}/...: static paths above win over these parametric ones.
     await authed.register(ladderRoutes, { prefix: '/v1' });
     await authed.register(ladderChatRoutes, { prefix: '/v1' });
