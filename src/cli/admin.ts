@@ -30,7 +30,8 @@ function usage(): string {
     '`ladder-admin help <command>` (or `<command> --help`) shows a command\'s options.',
     '--json prints machine-readable output, listings as {"data": [...]}; --version prints the version.',
     'Settings come from the same environment variables as the server (DATABASE_URL, DATA_DIR, ...),',
-    'and from ./.env for those the environment does not set.',
+    'and from ./.env for those the environment does not set. While a running server holds the embedded',
+    'database, commands go through its admin API (HOST, PORT and ADMIN_TOKEN as the server has them).',
   ].join('\n');
 }
 

@@ -153,3 +153,29 @@ describe('ladder-admin while a server holds the embedded database', { timeout: 2
     expect(anyPort.out.error.message).toContain('but PORT is 0 (any free port), so its address is not known here: set PORT');
   });
 });
+
+describe('ladder-admin behind TRUST_PROXY', { timeout: 120_000 }, () => {
+  it('reaches a plain-HTTP server (TLS left to a proxy) the same way, marking its requests as the proxy would', async () => {
+    const port = await freePort();
+    const server = await spawnServer({ PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'info', TRUST_PROXY: 'true' });
+    try {
+      expect(await server.url()).toBe(`http://127.0.0.1:${port}`);
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn(BIN, ['create-account', 'proxied-user', '--json'], {
+          env: { PATH: process.env.PATH, DATA_DIR: server.dataDir, PORT: String(port), ADMIN_TOKEN, TRUST_PROXY: 'true', LOG_LEVEL: 'silent' },
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end();
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ username: 'proxied-user' });
+    } finally {
+      await server.stop();
+    }
+  });
+});
