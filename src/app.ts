@@ -16,6 +16,7 @@ import ladders from './plugins/ladders.js';
 import quotas, { type QuotaOptions } from './plugins/quotas.js';
 import worker from './plugins/worker.js';
 import instanceEvents from './plugins/instance-events.js';
+import accountRoutes from './routes/account/index.js';
 import webhooks from './plugins/webhooks.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
@@ -76,6 +77,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(pipelineCancelRoute, { prefix: '/v1/pipelines' });
     await authed.register(pipelineEventRoutes, { prefix: '/v1/pipelines' });
     await authed.register(usageRoutes, { prefix: '/v1/usage' });
+    await authed.register(accountRoutes, { prefix: '/v1/account' });
     // Webhooks when a run ends (docs/webhooks.md).
     await authed.register(webhookRoutes, { prefix: '/v1/webhooks' });
     await authed.register(webhookDeliveryRoutes, { prefix: '/v1/webhooks' });

@@ -6,6 +6,7 @@ import { accounts, apiKeys } from '../db/schema.js';
 import { generateApiKey } from '../crypto/api-keys.js';
 import { ApiError, conflict, invalidRequest, notFound } from '../errors.js';
 import { RESERVED_USERNAMES, SLUG_PATTERN, USERNAME_PATTERN } from '../schemas/common.js';
+import type { Principal } from './authenticator.js';
 import type { LadderAccess } from './ladder-access.js';
 
 
@@ -132,4 +133,9 @@ function apiKeyView(row: typeof apiKeys.$inferSelect): ApiKeyView {
     created_at: row.createdAt.toISOString(),
     revoked_at: row.revokedAt?.toISOString() ?? null,
   };
+}
+
+/** The owner of an account, as the ladder service expects its callers: the admin API and the CLI act as it. */
+export function ownerOf(account: { id: string; username: string }): Principal {
+  return { accountId: account.id, username: account.username, apiKeyId: '', access: { mode: 'unrestricted', ladders: [] } };
 }

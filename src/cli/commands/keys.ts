@@ -1,7 +1,8 @@
 // API keys: create (the key is printed once), list (never the keys), revoke.
+import type { ApiKeyView } from '../../services/accounts.js';
 import type { LadderAccess } from '../../services/ladder-access.js';
 import { notFound } from '../../errors.js';
-import { required, text, UsageError, UUID_RE, type Command } from '../command.js';
+import { required, seg, text, UsageError, UUID_RE, type Command } from '../command.js';
 
 const accounts = () => import('../../services/accounts.js');
 const MODES = ['unrestricted', 'whitelist', 'blacklist'];
@@ -14,20 +15,27 @@ export const keyCommands: Command[] = [
     details: '--ladder (repeatable, "author/slug" or "author/*") lists the ladders a whitelist allows or a blacklist refuses.',
     options: { name: { type: 'string' }, mode: { type: 'string' }, ladder: { type: 'string', multiple: true } },
     run: async (context, [username], flags) => {
+      const name = required(username, 'username');
       const mode = text(flags.mode) ?? 'unrestricted';
       if (!MODES.includes(mode)) throw new UsageError('--mode must be unrestricted, whitelist or blacklist');
       const access = { mode: mode as LadderAccess['mode'], ladders: (flags.ladder as string[] | undefined) ?? [] };
-      return (await accounts()).createApiKey((await context.database()).db, required(username, 'username'), { name: text(flags.name) ?? null, access });
+      const keyName = text(flags.name) ?? null;
+      if (context.server) return context.server().call('POST', `/accounts/${seg(name)}/api-keys`, { ...(keyName !== null ? { name: keyName } : {}), access });
+      const { revoked_at: _never, ...created } = await (await accounts()).createApiKey((await context.database()).db, name, { name: keyName, access });
+      return created;
     },
   },
   {
     name: 'list-keys',
     args: '<username>',
     summary: "list an account's API keys (never the keys themselves)",
-    run: async (context, [username]) => ({
-      data: await (await accounts()).listApiKeys((await context.database()).db, required(username, 'username')),
-      columns: ['id', 'key_prefix', 'name', 'access', 'created_at', 'revoked_at'],
-    }),
+    run: async (context, [username]) => {
+      const name = required(username, 'username');
+      const data = context.server
+        ? (await context.server().call<{ data: ApiKeyView[] }>('GET', `/accounts/${seg(name)}/api-keys`)).data
+        : await (await accounts()).listApiKeys((await context.database()).db, name);
+      return { data, columns: ['id', 'key_prefix', 'name', 'access', 'created_at', 'revoked_at'] };
+    },
   },
   {
     name: 'revoke-key',
@@ -36,7 +44,8 @@ export const keyCommands: Command[] = [
     run: async (context, [id]) => {
       const keyId = required(id, 'key id');
       if (!UUID_RE.test(keyId)) throw notFound('api_key_not_found', `No API key has id "${keyId}".`);
-      await (await accounts()).revokeApiKey((await context.database()).db, keyId);
+      if (context.server) await context.server().call('DELETE', `/api-keys/${seg(keyId)}`);
+      else await (await accounts()).revokeApiKey((await context.database()).db, keyId);
       return { ok: true };
     },
   },

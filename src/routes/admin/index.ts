@@ -1,8 +1,9 @@
 // The admin API, for operators and the dashboard backend. Every route needs ADMIN_TOKEN.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { createAccount, createApiKey, listApiKeys, revokeApiKey } from '../../services/accounts.js';
+import { createAccount, createApiKey, deleteAccount, listAccounts, listApiKeys, revokeApiKey } from '../../services/accounts.js';
 import {
+  AccountListSchema,
   AccountSchema,
   ApiKeyListSchema,
   CreateAccountBodySchema,
@@ -10,6 +11,10 @@ import {
   CreatedApiKeySchema,
 } from '../../schemas/admin.js';
 import { errorResponses, OkSchema, Username, Uuid, successResponse, withExamples } from '../../schemas/common.js';
+import { accountListExample } from '../../schemas/admin-examples.js';
+import adminConnectionRoutes from './connections.js';
+import adminInstanceRoutes from './instances.js';
+import adminLadderRoutes from './ladders.js';
 import adminLimitRoutes from './limits.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -26,6 +31,27 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: successResponse('The account was created', AccountSchema, ex.accountExample), ...errorResponses(400, 401, 404, 409) },
     },
   }, async (request, reply) => reply.code(201).send(await createAccount(app.db, request.body.username)));
+
+  app.get('/accounts', {
+    schema: {
+      operationId: 'listAccounts', tags, security, summary: 'Every account, by username',
+      response: { 200: successResponse('The accounts', AccountListSchema, accountListExample), ...errorResponses(401) },
+    },
+  }, async () => ({ data: await listAccounts(app.db) }));
+
+  app.delete('/accounts/:username', {
+    schema: {
+      operationId: 'deleteAccount', tags, security, summary: 'Delete an account with its keys, provider connections, ladders and runs',
+      params: Type.Object({ username: Username }),
+      response: { 200: successResponse('The account is deleted', OkSchema, { ok: true }), ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const keys = await listApiKeys(app.db, request.params.username);
+    await deleteAccount(app.db, request.params.username);
+    // Its keys stop working at once on this node, as a revoked key does.
+    for (const key of keys) app.authenticator.forget(key.key_prefix);
+    return { ok: true as const };
+  });
 
   app.post('/accounts/:username/api-keys', {
     schema: {
@@ -64,6 +90,10 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   await app.register(adminLimitRoutes); // quotas: limits and usage of accounts and keys
+  // What ladder-admin needs when this server holds the embedded database.
+  await app.register(adminLadderRoutes);
+  await app.register(adminInstanceRoutes);
+  await app.register(adminConnectionRoutes);
 };
 
 export default adminRoutes;
