@@ -83,7 +83,7 @@ async function bench(label: string, databaseUrl: string | null, usageRows: numbe
     for (let from = 1; from <= usageRows; from += CHUNK) {
       await db.query(
         `insert into usage_records (created_at, account_id, api_key_id, provider, model, ladder, prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome)
-         select now() - (i::float8 / $3 * 60 || ' days')::interval, $1, null, (array['openai','anthropic','google'])[1 + i % 3],
+         select now() - interval '1 day' * (i::float8 / $3 * 60), $1, null, (array['openai','anthropic','google'])[1 + i % 3],
            (array['gpt-4o-mini','gpt-4o','claude-3-5-haiku-latest','gemini-2.5-flash'])[1 + i % 4],
            (array[null,'a/one','a/two','a/three','a/four','a/five'])[1 + i % 6], 100 + i % 50, 20 + i % 30, 120 + i % 50 + i % 30, 0.0001, 'ok'
          from generate_series($2::int, least($2::int + ${CHUNK} - 1, $3::int)) i`,
