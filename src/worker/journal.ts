@@ -187,7 +187,7 @@ export class InstanceJournal implements RunJournal {
           json(trace),
           this.stepsCompleted,
           json(events),
-        ]);
+        ], 'ladder_journal_finish');
         if (!row) throw leaseLost();
         finishedAt = new Date(row.finished_at);
       });
@@ -203,7 +203,7 @@ export class InstanceJournal implements RunJournal {
     this.lost = false;
     try {
       await this.write(async () => {
-        const [row] = await this.database.query<{ held: number }>(RELEASE_SQL, [this.run.id, this.run.fence, json(this.takeEvents())]);
+        const [row] = await this.database.query<{ held: number }>(RELEASE_SQL, [this.run.id, this.run.fence, json(this.takeEvents())], 'ladder_journal_release');
         if (!row || row.held === 0) throw leaseLost();
       });
       return true;
