@@ -125,8 +125,16 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
     const limits = { maxNodesPerStep: 32, maxModelCallsPerRun: 500, maxRecursionDepth: 10, maxRunMs: 60_000, maxConcurrentCalls: FAN_OUT + 1, maxSpendUsd: 50 };
     lines.push(`${label}: 32-call ladders, ${RUNS} runs each, mean per model call:`);
     for (const [shape, config] of Object.entries(shapes)) {
+      // CPU time of this process (service and load alike) per call: steadier than latency on a shared machine.
+      const cpu = { bare: 0, sync: 0, async: 0 };
+      const cpuMs = (since: NodeJS.CpuUsage) => {
+        const used = process.cpuUsage(since);
+        return (used.user + used.system) / 1000;
+      };
       const bare: number[] = [];
+      let cpuStart = process.cpuUsage();
       for (let i = 0; i < RUNS + WARMUP; i++) {
+        if (i === WARMUP) cpuStart = process.cpuUsage();
         const started = performance.now();
         await runLadder({
           config, model: 'gpt-4o-mini', input: `bare ${shape} ${i}`, knobs: {}, limits,
@@ -134,20 +142,25 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
         });
         if (i >= WARMUP) bare.push(performance.now() - started);
       }
+      cpu.bare = cpuMs(cpuStart);
       const syncIds: string[] = [];
       for (let i = 0; i < RUNS + WARMUP; i++) {
-        const input = `sync ${shape} ${i}`;
-        await call(tls, `${server.url}/v1/${username}/${shape}/chat/completions`, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: input }] });
-        const [row] = await db.query<{ id: string }>(`select id from instances where input = $1`, [input]);
-        if (i >= WARMUP) syncIds.push(row!.id);
+        if (i === WARMUP) cpuStart = process.cpuUsage();
+        const answer = await call(tls, `${server.url}/v1/${username}/${shape}/chat/completions`, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `sync ${shape} ${i}` }] });
+        // The completion's id is `ldr-<instance id>`.
+        if (i >= WARMUP) syncIds.push(String(answer.id).slice('ldr-'.length));
       }
+      cpu.sync = cpuMs(cpuStart);
       const asyncIds: string[] = [];
       for (let i = 0; i < RUNS + WARMUP; i++) {
+        if (i === WARMUP) cpuStart = process.cpuUsage();
         const id = await insert(shape, `async ${shape} ${i}`);
         await app.runNotices.pendingCreated();
         await untilDone([id]);
         if (i >= WARMUP) asyncIds.push(id);
       }
+      cpu.async = cpuMs(cpuStart);
+      const cpuPerCall = (ms: number) => ms / RUNS / 32;
       const syncMs = (await timings(syncIds)).map((r) => Number(r.run_ms));
       const asyncMs = (await timings(asyncIds)).map((r) => Number(r.run_ms));
       if (syncMs.length !== RUNS || asyncMs.length !== RUNS) throw new Error(`${label} ${shape}: not every run completed`);
@@ -156,11 +169,15 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
         `  ${shape}: interpreter alone (no database)      ${b.toFixed(3)} ms`,
         `  ${shape}: synchronous run (lease, checkpoints) ${sy.toFixed(3)} ms  (${signed(sy - b)} ms over the interpreter alone)`,
         `  ${shape}: background run (claimed by a worker) ${as.toFixed(3)} ms  (${signed(as - sy)} ms over synchronous, ${signed(as - b)} ms over the interpreter alone)`,
+        `  ${shape}: CPU per call (this process): interpreter ${cpuPerCall(cpu.bare).toFixed(3)} ms, synchronous ${cpuPerCall(cpu.sync).toFixed(3)} ms, background ${cpuPerCall(cpu.async).toFixed(3)} ms`,
       );
       figures.push(
         figure(`${prefix}.${shape}.interpreter_per_call`, b, 'ms'),
         figure(`${prefix}.${shape}.sync_added_per_call`, sy - b, 'ms', { atMost: 0.5 }),
         figure(`${prefix}.${shape}.async_added_per_call_over_sync`, as - sy, 'ms', { atMost: 0.3 }),
+        figure(`${prefix}.${shape}.cpu_per_call.interpreter`, cpuPerCall(cpu.bare), 'ms'),
+        figure(`${prefix}.${shape}.cpu_per_call.sync`, cpuPerCall(cpu.sync), 'ms'),
+        figure(`${prefix}.${shape}.cpu_per_call.async`, cpuPerCall(cpu.async), 'ms'),
       );
     }
 
