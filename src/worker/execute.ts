@@ -98,7 +98,8 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           signal,
           journal,
         });
-        await journal.settle();
+        // A synchronous run's checkpoints were written while it went on: all must be in before its outcome.
+        if (held.kind === 'sync') await journal.settle();
         const finishedAt = await journal.finish({ status: 'completed', answer: result.answer, progress: result }, result.trace);
         return { outcome: 'finished', result, finishedAt: finishedAt ?? new Date() };
       } catch (caught) {
