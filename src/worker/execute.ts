@@ -83,6 +83,7 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           recorded,
           stepsTotal: stepsTotal(config, args.knobs),
           onLost: () => controller.abort(leaseLost()),
+          pipelined: held.kind === 'sync',
         });
         journal.event('instance.started', { attempt: held.attempts, resumed: held.resumed, recorded_calls: recorded?.size ?? 0 });
         if (held.cancelRequested) controller.abort(new ApiError(499, 'execution_error', 'run_cancelled', 'The run was cancelled before it finished.'));
@@ -97,6 +98,8 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           signal,
           journal,
         });
+        // A synchronous run's checkpoints were written while it went on: all must be in before its outcome.
+        if (held.kind === 'sync') await journal.settle();
         const finishedAt = await journal.finish({ status: 'completed', answer: result.answer, progress: result }, result.trace);
         return { outcome: 'finished', result, finishedAt: finishedAt ?? new Date() };
       } catch (caught) {
