@@ -15,18 +15,19 @@
 // and the mixed load: direct chat at 8 connections alone, then while 4 synchronous 32-call
 // ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set). BENCH_SMOKE=1
 // makes every run short (CI). The last line is the JSON report (bench/report.ts).
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+// Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
 import { figure, printReport, SMOKE, type Figure } from './report.js';
+import { call, children, cpuTimeUs, startService, startUpstream, stopChildren, type Service } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION ?? (SMOKE ? 1 : 5));
@@ -35,7 +36,6 @@ const MIXED_CONNECTIONS = 8;
 const MIXED_LADDERS = 4;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const CONCURRENCY = [1, 32];
-const children: ChildProcess[] = [];
 
 interface Run {
   target: 'direct' | 'floor' | 'service' | 'limited';
@@ -48,33 +48,6 @@ interface Run {
   cpuUs: number | null;
 }
 
-// /proc counts CPU time in USER_HZ ticks, 1/100 s on the Linux platforms Node.js supports.
-const CLOCK_TICKS = 100;
-
-/**
- * CPU time a process has used so far, in µs, from /proc (Linux; null elsewhere). Unlike
- * latency it hardly moves when other processes share the cores, so it compares builds
- * measured on a busy machine.
- */
-function cpuTimeUs(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-  } catch {
-    return null;
-  }
-}
-
-async function startUpstream(): Promise<string> {
-  const child = fork(path.join(here, 'fake-upstream.js'), { stdio: 'inherit' });
-  children.push(child);
-  const [message] = (await once(child, 'message')) as [{ port: number }];
-  return `http://127.0.0.1:${message.port}`;
-}
-
 /** The bare HTTPS proxy, with the service's own certificate (so both pay the same TLS). */
 async function startBareProxy(upstream: string, dataDir: string): Promise<{ url: string; pid: number | undefined }> {
   const child = fork(path.join(here, 'bare-proxy.js'), { stdio: 'inherit' });
@@ -83,65 +56,6 @@ async function startBareProxy(upstream: string, dataDir: string): Promise<{ url:
   child.send({ upstream, cert: readFileSync(path.join(tlsDir, 'localhost.crt'), 'utf8'), key: readFileSync(path.join(tlsDir, 'localhost.key'), 'utf8') });
   const [message] = (await once(child, 'message')) as [{ port: number }];
   return { url: `https://127.0.0.1:${message.port}`, pid: child.pid };
-}
-
-/** A port nobody listens on right now (the service needs it before it can log anything). */
-async function freePort(): Promise<number> {
-  const probe = createNetServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
-
-interface Service {
-  url: string;
-  pid: number | undefined;
-  /** Spawn to the first healthy /healthz. */
-  startMs: number;
-  child: ChildProcess;
-}
-
-async function startService(upstream: string, dataDir: string, adminToken: string, dispatcher: Agent, databaseUrl?: string): Promise<Service> {
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: adminToken,
-    LOG_LEVEL,
-    PROVIDER_BASE_URL_OPENAI: `${upstream}/v1`,
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: randomBytes(24).toString('hex') } : {}),
-  };
-  const spawned = performance.now();
-  // The log goes to /dev/null, as a process manager would ship it away: writing costs the service, reading it would cost us.
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(here, '..', 'src', 'server.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  children.push(child);
-  const url = `https://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited during start-up (code ${child.exitCode})`);
-    try {
-      const res = await request(`${url}/healthz`, { dispatcher });
-      await res.body.dump();
-      if (res.statusCode === 200) return { url, pid: child.pid, startMs: performance.now() - spawned, child };
-    } catch {
-      // not listening yet
-    }
-    await sleep(10);
-  }
-  throw new Error('the service did not become healthy within 120 s');
-}
-
-async function call(dispatcher: Agent, url: string, headers: Record<string, string>, body: unknown) {
-  const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const text = await res.body.text();
-  if (res.statusCode >= 300) throw new Error(`POST ${url}: ${res.statusCode} ${text}`);
-  return JSON.parse(text) as Record<string, unknown>;
 }
 
 /** Percentile over exact latencies (autocannon's own histogram rounds to whole milliseconds). */
@@ -320,7 +234,7 @@ async function main(): Promise<void> {
     // Mixed load, on each database.
     const mixed = [{ label: 'embedded', service, account }];
     if (process.env.BENCH_DATABASE_URL) {
-      const pg = await startService(upstream, pgDataDir, adminToken, tls, process.env.BENCH_DATABASE_URL);
+      const pg = await startService(upstream, pgDataDir, adminToken, tls, { DATABASE_URL: process.env.BENCH_DATABASE_URL });
       mixed.push({ label: 'postgres', service: pg.url, account: await setUpAccount(tls, pg.url, admin) });
     }
     process.stdout.write(`\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back:\n`);
@@ -340,8 +254,7 @@ async function main(): Promise<void> {
     }
     printReport('chat', figures);
   } finally {
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? once(c, 'exit') : null)));
+    await stopChildren();
     await tls.close();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(pgDataDir, { recursive: true, force: true });
