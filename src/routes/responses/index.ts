@@ -8,7 +8,8 @@ import { newResponseId, uuidOf } from '../../responses/ids.js';
 import { normalizeInput, type Item } from '../../responses/input.js';
 import { createResponseStore } from '../../responses/store.js';
 import { toChatRequest } from '../../responses/to-chat.js';
-import { errorResponses, successResponse } from '../../schemas/common.js';
+import { errorResponses, successResponse, withExamples } from '../../schemas/common.js';
+import * as ex from '../../schemas/responses-examples.js';
 import { checkModelName } from '../../schemas/model-name.js';
 import {
   CreateResponseSchema,
@@ -41,8 +42,8 @@ const responseRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'for GET, input_items and `previous_response_id`, which continues a conversation on any vendor. With `stream: true` the 200 ' +
         'answer is `text/event-stream` Responses events, ending with response.completed (or response.incomplete / response.failed).',
       produces: ['application/json', 'text/event-stream'],
-      body: CreateResponseSchema,
-      response: { 200: successResponse('The response', ResponseObjectSchema), ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
+      body: withExamples(CreateResponseSchema, ex.createResponseExample),
+      response: { 200: successResponse('The response', ResponseObjectSchema, ex.responseExample), ...errorResponses(400, 401, 402, 404, 413, 422, 429, 500, 502, 504) },
     },
   }, async (request, reply) => {
     const body = request.body;
@@ -91,7 +92,7 @@ const responseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['responses'],
       summary: 'A stored response',
       params: ResponseIdParamsSchema,
-      response: { 200: successResponse('The response as it was answered', ResponseObjectSchema), ...errorResponses(401, 404) },
+      response: { 200: successResponse('The response as it was answered', ResponseObjectSchema, ex.responseExample), ...errorResponses(401, 404) },
     },
   }, async (request) => {
     const found = await store.get(request.principal.accountId, request.params.id);
@@ -106,7 +107,7 @@ const responseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Delete a stored response',
       description: 'A response that continued this one keeps its own items; a conversation through it loses this turn.',
       params: ResponseIdParamsSchema,
-      response: { 200: successResponse('Deleted', DeletedResponseSchema), ...errorResponses(401, 404) },
+      response: { 200: successResponse('Deleted', DeletedResponseSchema, ex.deletedResponseExample), ...errorResponses(401, 404) },
     },
   }, async (request) => {
     if (!(await store.delete(request.principal.accountId, request.params.id))) throw responseNotFound(request.params.id);
@@ -121,7 +122,7 @@ const responseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'OpenAI\'s list: `order` desc (default) or asc, `limit` 1 to 100 (default 20), `after` an item id; page on while `has_more`.',
       params: ResponseIdParamsSchema,
       querystring: InputItemsQuerySchema,
-      response: { 200: successResponse('A page of input items', InputItemListSchema), ...errorResponses(400, 401, 404) },
+      response: { 200: successResponse('A page of input items', InputItemListSchema, ex.inputItemListExample), ...errorResponses(400, 401, 404) },
     },
   }, async (request): Promise<InputItemList> => {
     const { id } = request.params;
