@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientClosedRequest, invalidRequest, missingField, notFound } from '../../errors.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import { finishedResponse, outputItems, type ResponseMeta } from '../../responses/from-chat.js';
-import { newResponseId, uuidOf } from '../../responses/ids.js';
+import { newResponseId } from '../../responses/ids.js';
 import { normalizeInput, type Item } from '../../responses/input.js';
 import { createResponseStore } from '../../responses/store.js';
 import { toChatRequest } from '../../responses/to-chat.js';
@@ -126,7 +126,6 @@ const responseRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request): Promise<InputItemList> => {
     const { id } = request.params;
-    if (!uuidOf(id)) throw responseNotFound(id);
     const found = await store.get(request.principal.accountId, id);
     if (!found) throw responseNotFound(id);
     const { limit, order, after } = request.query;
