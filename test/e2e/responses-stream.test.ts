@@ -115,7 +115,8 @@ describe('streamed responses', () => {
   it('errors before the first chunk are plain JSON answers', async () => {
     const user = await h.account([openai()]);
     const res = await h.raw('POST', '/v1/responses', user.key, { model: 'claude-sonnet-4-5', input: 'x', stream: true });
+    expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(JSON.parse(res.text).error.code).toBe('model_not_supported');
+    expect(JSON.parse(res.text).error.code).toBe('model_not_found');
   });
 });
