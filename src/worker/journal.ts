@@ -5,7 +5,7 @@
 // writes events also announces them (EVENTS_NOTICE_CTE), which wakes the streams watching.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
-import type { NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
+import type { CallDetail, NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
 import type { Usage } from '../providers/types.js';
 import { EVENTS_NOTICE_CTE } from '../services/instance-events.js';
 import { webhookEnqueueCte } from '../webhooks/enqueue.js';
@@ -44,8 +44,8 @@ WITH held AS (
   WHERE id = $1 AND fence = $2 AND status = 'running'
   RETURNING id
 ), calls AS (
-  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms)
-  SELECT held.id, $8::text, $9::text, $10::text::jsonb, $11::float8, $12::text, $13::int FROM held WHERE $8::text IS NOT NULL
+  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms, prompt_hash, reused_from, saved_usd)
+  SELECT held.id, $8::text, $9::text, $10::text::jsonb, $11::float8, $12::text, $13::int, $15::text, $16::text, $17::float8 FROM held WHERE $8::text IS NOT NULL
   ON CONFLICT DO NOTHING
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
@@ -138,7 +138,7 @@ export class InstanceJournal implements RunJournal {
   }
 
   /** The checkpoint and its event in one statement, before the run goes on. */
-  callCompleted(place: NodePlace, call: RecordedCall, detail: { prompt: string; survived: boolean; progress: RunProgress }): Promise<void> {
+  callCompleted(place: NodePlace, call: RecordedCall, detail: CallDetail): Promise<void> {
     this.progress = detail.progress;
     this.pending.push({
       seq: ++this.seq,
@@ -152,9 +152,10 @@ export class InstanceJournal implements RunJournal {
         survived: detail.survived,
         output_excerpt: excerpt(call.output),
         prompt_excerpt: excerpt(detail.prompt),
+        ...reusedData(call),
       },
     });
-    return this.write(() => this.flush({ key: place.key, call }));
+    return this.write(() => this.flush({ key: place.key, call, promptHash: detail.promptHash }));
   }
 
   /** Records the outcome and the final event; false when the row was no longer ours. */
@@ -169,6 +170,7 @@ export class InstanceJournal implements RunJournal {
         model_calls: progress.modelCalls,
         usage: progress.usage,
         spend_usd: progress.spendUsd,
+        ...(progress.reused ? { reused_calls: progress.reused.calls, reused_spend_usd: progress.reused.savedUsd } : {}),
         ...(error ? { error: { status: error.statusCode, type: error.type, code: error.code, message: error.message } } : {}),
       },
     });
@@ -229,7 +231,7 @@ export class InstanceJournal implements RunJournal {
     return events;
   }
 
-  private async flush(checkpoint: { key: string; call: RecordedCall } | null): Promise<void> {
+  private async flush(checkpoint: { key: string; call: RecordedCall; promptHash: string | undefined } | null): Promise<void> {
     const events = this.takeEvents();
     if (events.length === 0 && !checkpoint) return;
     const progress = this.progress;
@@ -250,6 +252,9 @@ export class InstanceJournal implements RunJournal {
       call?.provider ?? null,
       call?.latencyMs ?? null,
       json(events),
+      checkpoint?.promptHash ?? null,
+      call?.reused?.from ?? null,
+      call?.reused?.savedUsd ?? null,
     ]);
     if (!row || row.held === 0) throw leaseLost();
   }
@@ -273,4 +278,9 @@ export class InstanceJournal implements RunJournal {
 
 function nodeData(place: NodePlace): Record<string, unknown> {
   return { step: place.stepId, pass: place.pass, depth: place.depth, node: place.node, ...(place.groupId ? { group: place.groupId } : {}) };
+}
+
+// Only on a reused call, so the events of every other call keep their shape.
+function reusedData(call: RecordedCall): Record<string, unknown> {
+  return call.reused ? { reused: true, saved_usd: call.reused.savedUsd } : {};
 }
