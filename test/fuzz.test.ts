@@ -214,7 +214,7 @@ describe('fuzz', () => {
       () => ({ url: `/v1/pipelines/instances${r.chance(0.8) ? query(r, INSTANCES_QUERY) : ''}`, method: method('GET') }),
       () => ({ url: '/v1/pipelines/instances', method: method('POST') }),
       () => {
-        const [suffix, own] = r.pick([['', 'GET'], ['/trace', 'GET'], ['/events', 'GET'], ['/cancel', 'POST']] as const);
+        const [suffix, own] = r.pick([['', 'GET'], ['/trace', 'GET'], ['/events', 'GET'], ['/cancel', 'POST'], ['/rerun', 'POST']] as const);
         return { url: `/v1/pipelines/instances/${instanceId()}${suffix}`, method: method(own) };
       },
     ];

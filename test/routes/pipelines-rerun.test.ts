@@ -3,7 +3,7 @@
 // spend, no ledger row), one source call per reuse; changed steps pay; owner only; Idempotency-Key;
 // `wait: true`; and a rerun resumed after a crash neither re-reuses nor re-pays.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LadderConfig } from '../../src/ladders/language/config.js';
+import type { LadderConfig, ModelStep } from '../../src/ladders/language/config.js';
 import { createPriceTable, costOf } from '../../src/pricing/prices.js';
 import { createKey } from '../helpers/build.js';
 import { events, insertPending, waitForStatus } from '../helpers/instances.js';
@@ -12,14 +12,15 @@ import { ask, echo, MODEL, saveLadder, startHarness, userWithOpenAI, type Harnes
 import { getInstance, getTrace, notFoundBody, start, startBody, type Headers } from './pipelines-helpers.js';
 
 const draftPrompt = (q: string) => `Question: ${q}\n\n[System Instruction]\nAnswer the question.`;
-const refinePrompt = (q: string, draft: string, instruction = minimalLadder.steps[1]!.systemPrompt!) =>
+const [draftStep, refineStep] = minimalLadder.steps as [ModelStep, ModelStep];
+const refinePrompt = (q: string, draft: string, instruction = refineStep.systemPrompt!) =>
   `Question: ${q}\n\nDraft: ${draft}\n\n[System Instruction]\n${instruction}`;
 const NEW_INSTRUCTION = 'Rewrite the draft as one short sentence.';
 
 /** The last step's system prompt changed, nothing else. */
 const changedLastStep: LadderConfig = {
   ...minimalLadder,
-  steps: [minimalLadder.steps[0]!, { ...minimalLadder.steps[1]!, systemPrompt: NEW_INSTRUCTION } as LadderConfig['steps'][number]],
+  steps: [draftStep, { ...refineStep, systemPrompt: NEW_INSTRUCTION }],
 };
 
 /** `n` guesses whose prompts are identical (no node number in them), then a pick over all of them. */
