@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LadderConfig, ModelStep } from '../../src/ladders/language/config.js';
 import { createPriceTable, costOf } from '../../src/pricing/prices.js';
 import { createKey } from '../helpers/build.js';
+import { setKeyLimits } from '../quotas/helpers.js';
 import { events, insertPending, waitForStatus } from '../helpers/instances.js';
 import { minimalLadder } from '../ladders/examples.js';
 import { ask, echo, MODEL, saveLadder, startHarness, userWithOpenAI, type Harness, type User } from '../e2e/ladder-harness.js';
@@ -121,6 +122,18 @@ describe('POST /v1/pipelines/instances/{id}/rerun', () => {
     expect(h.fake.requests).toHaveLength(0);
     expect(again.view).toMatchObject({ rerun_of: id, reused_calls: 2, spend_usd: 0 });
     expect(again.view.reused_spend_usd).toBeCloseTo(source.spend_usd, 12);
+  });
+
+  it('uses no quota for reused calls: a key allowed one request a minute reruns a two-call run, twice', async () => {
+    const sourceId = await finishedRun('l', 'Count me once');
+    await setKeyLimits(h.app, user.keyId, { requests_per_minute: 1 });
+    for (let i = 0; i < 2; i++) {
+      const { view } = await rerunFinished(sourceId);
+      expect(view).toMatchObject({ status: 'completed', reused_calls: 2, spend_usd: 0, error: null });
+    }
+    // The minute's one request is still there (a new minute would only give it back).
+    const direct = await h.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: user.headers, payload: ask('hi') });
+    expect(direct.statusCode, direct.body).toBe(200);
   });
 
   it('reuses nothing when the model changed', async () => {
