@@ -318,3 +318,26 @@ describe('POST /v1/pipelines/instances/{id}/rerun', () => {
     expect(log.find((e) => e.type === 'instance.started' && e.data.resumed)?.data).toEqual({ attempt: 2, resumed: true, recorded_calls: 1, rerun_of: sourceId, reusable_calls: 2 });
   });
 });
+
+describe('rerun with wait: true and no worker to run it', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // An API-only process: the rerun stays pending, so the wait runs out (run time limit + one lease).
+    h = await startHarness({ WORKER_CONCURRENCY: '0', LADDER_MAX_RUN_MS: '1000', RUN_LEASE_MS: '1000' });
+  });
+  afterAll(() => h.close());
+
+  it('reruns a synchronous run, and answers 202 as without wait once the wait has run out', async () => {
+    const user = await userWithOpenAI(h);
+    await saveLadder(h, user, 'l', minimalLadder);
+    const sync = await h.app.inject({ method: 'POST', url: `/v1/${user.username}/l/chat/completions`, headers: user.headers, payload: ask('sync source') });
+    expect(sync.statusCode, sync.body).toBe(200);
+    const sourceId = sync.headers['x-ladder-instance'] as string;
+    const res = await h.app.inject({ method: 'POST', url: `/v1/pipelines/instances/${sourceId}/rerun`, headers: user.headers, payload: { wait: true } });
+    expect(res.statusCode, res.body).toBe(202);
+    const { instanceId } = res.json();
+    expect(res.json()).toEqual({ instanceId, status: 'pending' });
+    expect(res.headers.location).toBe(`/v1/pipelines/instances/${instanceId}`);
+    expect((await getInstance(h, user, instanceId)).json()).toMatchObject({ status: 'pending', mode: 'async', rerun_of: sourceId });
+  });
+});
