@@ -32,6 +32,7 @@ import ladderChatRoutes from './routes/ladders/chat.js';
 import pipelineStartRoute from './routes/pipelines/start.js';
 import pipelineReadRoutes from './routes/pipelines/read.js';
 import pipelineCancelRoute from './routes/pipelines/cancel.js';
+import pipelineRerunRoute from './routes/pipelines/rerun.js';
 import usageRoutes from './routes/usage/index.js';
 import pipelineEventRoutes from './routes/pipelines/events.js';
 import webhookRoutes from './routes/webhooks/index.js';
@@ -77,6 +78,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(pipelineStartRoute, { prefix: '/v1/pipelines' });
     await authed.register(pipelineReadRoutes, { prefix: '/v1/pipelines' });
     await authed.register(pipelineCancelRoute, { prefix: '/v1/pipelines' });
+    await authed.register(pipelineRerunRoute, { prefix: '/v1/pipelines' });
     await authed.register(pipelineEventRoutes, { prefix: '/v1/pipelines' });
     await authed.register(usageRoutes, { prefix: '/v1/usage' });
     await authed.register(accountRoutes, { prefix: '/v1/account' });

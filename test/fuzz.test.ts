@@ -243,7 +243,7 @@ describe('fuzz', () => {
         return { url: `/v1/responses/${id}${suffix}${listQuery}`, method: method(own) };
       },
       () => {
-        const [suffix, own] = r.pick([['', 'GET'], ['/trace', 'GET'], ['/events', 'GET'], ['/cancel', 'POST']] as const);
+        const [suffix, own] = r.pick([['', 'GET'], ['/trace', 'GET'], ['/events', 'GET'], ['/cancel', 'POST'], ['/rerun', 'POST']] as const);
         return { url: `/v1/pipelines/instances/${instanceId()}${suffix}`, method: method(own) };
       },
     ];

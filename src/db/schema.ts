@@ -146,6 +146,12 @@ export const instances = pgTable(
     requestHash: text('request_hash'),
     stepsTotal: integer('steps_total').notNull().default(0),
     stepsCompleted: integer('steps_completed').notNull().default(0),
+    /**
+     * The finished instance this one reruns (docs/pipelines.md, "Rerun"), whose calls it may reuse.
+     * No foreign key: the source may be deleted by retention first (a key would make every
+     * retention delete look for referencing rows), and then there is simply nothing left to reuse.
+     */
+    rerunOf: uuid('rerun_of'),
   },
   (t) => [
     index('instances_status_created_idx').on(t.status, t.createdAt),
@@ -173,6 +179,11 @@ export const instanceCalls = pgTable(
     provider: text('provider'),
     latencyMs: integer('latency_ms').notNull(),
     createdAt: createdAt(),
+    /** SHA-256 of the call's model and whole prompt: what a rerun matches to reuse it (null before reruns existed). */
+    promptHash: text('prompt_hash'),
+    /** On a reused call: the source run's call key it reused (each at most once), and the cost that saved. */
+    reusedFrom: text('reused_from'),
+    savedUsd: doublePrecision('saved_usd'),
   },
   (t) => [primaryKey({ columns: [t.instanceId, t.callKey] })],
 );
