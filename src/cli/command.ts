@@ -62,5 +62,5 @@ export function text(value: string | boolean | string[] | undefined): string | u
 
 /** The owner of an account, as the ladder service expects its callers. */
 export function ownerOf(account: { id: string; username: string }): Principal {
-  return { accountId: account.id, username: account.username, apiKeyId: '', access: { mode: 'unrestricted', ladders: [] } };
+  return { accountId: account.id, username: account.username, apiKeyId: '', access: { mode: 'unrestricted', ladders: [] }, scope: 'manage', expiresAt: null };
 }

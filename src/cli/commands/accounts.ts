@@ -1,8 +1,13 @@
-// Accounts: create, list, delete.
-import { required, UsageError, type Command } from '../command.js';
+// Accounts: create, list, show, disable, enable, delete.
+import { required, text, UsageError, type Command } from '../command.js';
 
 // Loaded on use, so that `--version` and `help` start at once (the same in every command module).
 const accounts = () => import('../../services/accounts.js');
+const overview = () => import('../../services/account-overview.js');
+const audit = () => import('../../services/audit.js');
+
+// The command line lists every matching account; pages of this size keep each query small.
+const PAGE = 100;
 
 export const accountCommands: Command[] = [
   {
@@ -10,14 +15,48 @@ export const accountCommands: Command[] = [
     args: '<username>',
     summary: 'create an account',
     details: 'The username is 3 to 39 lowercase letters, digits and inner hyphens; it is the author in ladder URLs.',
-    run: async (context, [username]) => (await accounts()).createAccount((await context.database()).db, required(username, 'username')),
+    run: async (context, [username]) =>
+      (await accounts()).createAccount((await context.database()).db, required(username, 'username'), (await audit()).CLI_ACTOR),
   },
   {
     name: 'list-accounts',
-    args: '',
-    summary: 'list every account',
-    run: async (context) => ({ data: await (await accounts()).listAccounts((await context.database()).db), columns: ['username', 'id', 'created_at'] }),
+    args: '[--name TEXT]',
+    summary: 'list every account (with --name, those whose username contains TEXT)',
+    options: { name: { type: 'string' } },
+    run: async (context, _args, flags) => {
+      const { db } = await context.database();
+      const { listAccounts } = await overview();
+      const name = text(flags.name);
+      const data = [];
+      for (let after: string | undefined; ; ) {
+        const page = await listAccounts(db, { limit: PAGE, ...(name ? { name } : {}), ...(after ? { after } : {}) });
+        data.push(...page.accounts);
+        if (!page.hasMore) break;
+        after = page.accounts.at(-1)!.username;
+      }
+      return { data, columns: ['username', 'id', 'created_at', 'disabled', 'key_count'] };
+    },
   },
+  {
+    name: 'show-account',
+    args: '<username>',
+    summary: "show an account: keys count, limits, this month's usage, whether it is disabled",
+    run: async (context, [username]) => (await overview()).accountDetail(await context.database(), required(username, 'username'), Date.now()),
+  },
+  ...(['disable', 'enable'] as const).map((verb): Command => ({
+    name: `${verb}-account`,
+    args: '<username>',
+    summary:
+      verb === 'disable'
+        ? "disable an account: its keys answer 401 account_disabled on every server at once, its runs in flight are cancelled"
+        : 'enable a disabled account: its keys work again',
+    run: async (context, [username]) => {
+      const name = required(username, 'username');
+      const { setAccountDisabled } = await import('../../services/account-status.js');
+      const change = await setAccountDisabled(await context.database(), name, verb === 'disable', (await audit()).CLI_ACTOR);
+      return { username: name, disabled: verb === 'disable', changed: change.changed, runs_cancelled: change.pendingCancelled + change.runningCancelled };
+    },
+  })),
   {
     name: 'delete-account',
     args: '<username> --yes',
@@ -26,7 +65,7 @@ export const accountCommands: Command[] = [
     run: async (context, [username], flags) => {
       const name = required(username, 'username');
       if (!flags.yes) throw new UsageError(`deleting "${name}" also deletes its keys, provider connections, ladders and runs; add --yes to confirm`);
-      await (await accounts()).deleteAccount((await context.database()).db, name);
+      await (await accounts()).deleteAccount((await context.database()).db, name, (await audit()).CLI_ACTOR);
       return { deleted: name };
     },
   },

@@ -5,7 +5,9 @@ import type { Db } from '../../db/client.js';
 import { apiKeys } from '../../db/schema.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import { createLimitsStore, type Limits } from '../../quotas/limits-store.js';
-import { findAccount, listApiKeys } from '../../services/accounts.js';
+import { findAccount } from '../../services/accounts.js';
+import { listApiKeys } from '../../services/api-keys.js';
+import { CLI_ACTOR, recordAudit } from '../../services/audit.js';
 
 export const LIMIT_FLAGS = {
   key: { type: 'string' },
@@ -50,8 +52,9 @@ export async function limitsCommand(db: Db, username: string, flags: LimitFlags)
     const limits = { ...(await store.get(scope, id)) };
     for (const [flag, field, integer] of changes) limits[field] = parseLimit(flag, flags[flag]!, integer);
     await store.set(scope, id, limits);
+    await recordAudit(db, CLI_ACTOR, { action: scope === 'account' ? 'account.limits_set' : 'api_key.limits_set', account, targetId: id, details: { limits } });
   }
-  const keys = await listApiKeys(db, username);
+  const keys = await listApiKeys(db, account.id);
   const keyLimits = await store.many('api_key', keys.map((k) => k.id));
   return {
     data: [
