@@ -65,7 +65,8 @@ describe('admin API', () => {
     });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(Object.keys(body).sort()).toEqual(['access', 'created_at', 'id', 'key', 'key_prefix', 'name']);
+    expect(Object.keys(body).sort()).toEqual(['access', 'created_at', 'expires_at', 'id', 'key', 'key_prefix', 'name', 'scope']);
+    expect(body).toMatchObject({ scope: 'use', expires_at: null });
     expect(body.key).toMatch(/^ldr_live_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{43}$/);
     expect(body.key.startsWith(body.key_prefix)).toBe(true);
     expect(body.access).toEqual({ mode: 'whitelist', ladders: ['grace/summarise', 'heidi/*'] });
