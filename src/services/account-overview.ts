@@ -2,7 +2,7 @@
 // filter by name), an account's keys count, limits and this month's usage.
 import { and, asc, eq, gt, like, sql } from 'drizzle-orm';
 import type { Database, Db } from '../db/client.js';
-import { accounts, apiKeys } from '../db/schema.js';
+import { accounts } from '../db/schema.js';
 import { createLimitsStore, type Limits } from '../quotas/limits-store.js';
 import { usageReport } from '../usage/report.js';
 import { findAccount } from './accounts.js';
@@ -27,8 +27,9 @@ export interface MonthUsage {
 
 export type AccountDetail = AdminAccountView & { limits: Limits; this_month: MonthUsage };
 
-const liveKeys = sql<number>`(select count(*)::int from ${apiKeys} where ${apiKeys.accountId} = ${accounts.id}
-  and ${apiKeys.revokedAt} is null and (${apiKeys.expiresAt} is null or ${apiKeys.expiresAt} > now()))`;
+// Spelled out: inside a subquery, drizzle would leave the outer `accounts.id` unqualified.
+const liveKeys = sql<number>`(select count(*)::int from api_keys k where k.account_id = "accounts"."id"
+  and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()))`;
 
 const columns = { id: accounts.id, username: accounts.username, createdAt: accounts.createdAt, disabledAt: accounts.disabledAt, keyCount: liveKeys };
 
