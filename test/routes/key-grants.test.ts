@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, createAccount, createKey, type TestApp } from '../helpers/build.js';
 import { accessWithin } from '../../src/services/key-grants.js';
+import type { LadderAccess } from '../../src/services/ladder-access.js';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
@@ -62,10 +63,10 @@ describe('what a key may grant', () => {
   });
 
   it('access containment, case by case', () => {
-    const U = { mode: 'unrestricted' as const, ladders: [] };
-    const W = (...ladders: string[]) => ({ mode: 'whitelist' as const, ladders });
-    const B = (...ladders: string[]) => ({ mode: 'blacklist' as const, ladders });
-    const cases: Array<[ReturnType<typeof W> | typeof U, ReturnType<typeof W> | typeof U, boolean]> = [
+    const U: LadderAccess = { mode: 'unrestricted', ladders: [] };
+    const W = (...ladders: string[]): LadderAccess => ({ mode: 'whitelist', ladders });
+    const B = (...ladders: string[]): LadderAccess => ({ mode: 'blacklist', ladders });
+    const cases: Array<[LadderAccess, LadderAccess, boolean]> = [
       [U, U, true], [W('a/x'), U, true], [B('a/x'), U, true],
       [U, W('a/x'), false], [W('a/x'), W('a/x', 'a/y'), true], [W('a/z'), W('a/x'), false], [W('a/x'), W('a/*'), true], [W('a/*'), W('a/x'), false],
       [B('a/x'), W('a/x'), false],
