@@ -83,7 +83,7 @@ describe('admin API', () => {
     expect(list.statusCode).toBe(200);
     expect(list.json()).toEqual({
       data: [{
-        id: body.id, key_prefix: body.key_prefix, name: 'ci', access: body.access, created_at: body.created_at, revoked_at: null,
+        id: body.id, key_prefix: body.key_prefix, name: 'ci', scope: 'use', access: body.access, expires_at: null, created_at: body.created_at, revoked_at: null,
         limits: { requests_per_minute: null, tokens_per_minute: null, usd_per_day: null, usd_per_month: null },
       }],
     });
