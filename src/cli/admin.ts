@@ -8,12 +8,14 @@ import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
 import { loadEnvFile } from '../env-file.js';
 import { ApiError } from '../errors.js';
 import { UsageError, type Command, type Context, type Flags, type Listing } from './command.js';
 import { commands } from './commands/index.js';
 import { render } from './output.js';
+import type { AdminApi } from './remote.js';
 
 const GLOBAL_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
@@ -28,7 +30,8 @@ function usage(): string {
     '`ladder-admin help <command>` (or `<command> --help`) shows a command\'s options.',
     '--json prints machine-readable output, listings as {"data": [...]}; --version prints the version.',
     'Settings come from the same environment variables as the server (DATABASE_URL, DATA_DIR, ...),',
-    'and from ./.env for those the environment does not set.',
+    'and from ./.env for those the environment does not set. While a running server holds the embedded',
+    'database, commands go through its admin API (HOST, PORT and ADMIN_TOKEN as the server has them).',
   ].join('\n');
 }
 
@@ -74,6 +77,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const config = loadConfig();
     const context: Context = {
+      server: await serverHolding(config),
       config,
       database: async () => {
         const { openDatabase } = await import('../db/client.js');
@@ -86,13 +90,34 @@ async function main(argv: string[]): Promise<number> {
     print(json ? JSON.stringify(isListing(result) ? { data: result.data } : result) : render(result));
     return 0;
   } catch (error) {
-    if (!(error instanceof ApiError || error instanceof UsageError || error instanceof ConfigError)) throw error;
-    const body = error instanceof ApiError ? error.toBody() : { error: { message: error.message, type: 'usage_error', code: error instanceof ConfigError ? 'invalid_configuration' : 'usage' } };
+    const { ServerUnreachableError } = await import('./remote.js');
+    if (!(error instanceof ApiError || error instanceof UsageError || error instanceof ConfigError || error instanceof ServerUnreachableError)) throw error;
+    const body = error instanceof ApiError ? error.toBody() : { error: { message: error.message, ...kindOf(error) } };
     process.stderr.write(json ? `${JSON.stringify(body)}\n` : `error: ${error.message}\n`);
     return error instanceof UsageError ? 2 : 1;
   } finally {
     await (database as Database | null)?.close();
   }
+}
+
+function kindOf(error: Error): { type: string; code: string } {
+  if (error instanceof UsageError) return { type: 'usage_error', code: 'usage' };
+  if (error.name === 'ServerUnreachableError') return { type: 'connection_error', code: 'server_unreachable' };
+  return { type: 'usage_error', code: 'invalid_configuration' };
+}
+
+/**
+ * The embedded database serves one process: while a server holds it, commands go through that
+ * server's admin API (connected on first use, so argument errors come first either way).
+ */
+async function serverHolding(config: Config): Promise<Context['server']> {
+  if (config.databaseUrl !== null) return null;
+  const { embeddedLockHolder } = await import('../db/embedded-lock.js');
+  const holder = embeddedLockHolder(config.dataDir);
+  if (holder === null) return null;
+  const { adminApiOf } = await import('./remote.js');
+  let api: AdminApi | null = null;
+  return () => (api ??= adminApiOf(config, holder));
 }
 
 function print(text: string): number {

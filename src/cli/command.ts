@@ -3,7 +3,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
-import type { Principal } from '../services/authenticator.js';
+import type { AdminApi } from './remote.js';
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;
 
@@ -13,6 +13,12 @@ export interface Context {
   database(): Promise<Database>;
   /** A secret the command needs (a provider key): from the named variable, else stdin. */
   readSecret(prompt: string, envVariable: string | undefined): Promise<string>;
+  /**
+   * Set when a running server holds the embedded database: the command goes through that
+   * server's admin API instead. Throws, saying what is missing, when it cannot be reached.
+   * Commands check their arguments before either path, so a usage error is the same in both.
+   */
+  server: (() => AdminApi) | null;
 }
 
 /** A listing: rows for --json as {data: rows}, printed as a table with these columns. */
@@ -60,7 +66,5 @@ export function text(value: string | boolean | string[] | undefined): string | u
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The owner of an account, as the ladder service expects its callers. */
-export function ownerOf(account: { id: string; username: string }): Principal {
-  return { accountId: account.id, username: account.username, apiKeyId: '', access: { mode: 'unrestricted', ladders: [] }, scope: 'manage', expiresAt: null };
-}
+/** A path segment, percent-encoded. */
+export const seg = (value: string) => encodeURIComponent(value);

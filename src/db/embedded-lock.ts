@@ -21,15 +21,36 @@ export function lockEmbeddedDatabase(dataDir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const owner = parseOwner(readFileSync(file, 'utf8'));
-    if (owner.pid !== process.pid && isRunning(owner)) {
+    const holder = lockHolder(file);
+    if (holder !== null) {
       throw new Error(
-        `The embedded database in ${dataDir} is in use by process ${owner.pid}. Stop that process, or use the running server's admin API instead.`,
+        `The embedded database in ${dataDir} is in use by process ${holder}. Stop that process, or use the running server's admin API instead.`,
       );
     }
     // A lock left by a process that died (or by this one, reopening): take it over.
     rmSync(file, { force: true });
   }
+}
+
+/**
+ * The pid of another live process holding the embedded database in `dataDir`, or null when it
+ * is free (no lock, or a dead owner's). Reads only: the CLI asks this to choose between the
+ * database and the running server's admin API.
+ */
+export function embeddedLockHolder(dataDir: string): number | null {
+  return lockHolder(path.join(dataDir, 'embedded-db.lock'));
+}
+
+function lockHolder(file: string): number | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  const owner = parseOwner(text);
+  return owner.pid !== process.pid && isRunning(owner) ? owner.pid : null;
 }
 
 // "<pid> <start time>", or a bare pid as older versions wrote it.

@@ -385,6 +385,29 @@ export const webhookAttempts = pgTable(
 );
 // ---- end of webhooks -------------------------------------------------------------------------
 
+// ---- Responses API (issue 19, item 2; docs/responses.md) -------------------------------------
+// One row per stored response (`store` true, the default): the request's own input items and
+// the answer, so GET, input_items and previous_response_id can rebuild a conversation on any
+// vendor. `previous_id` is no foreign key: deleting a response leaves its followers readable.
+export const responses = pgTable(
+  'responses',
+  {
+    id: uuid('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    previousId: uuid('previous_id'),
+    /** This request's input items, each with its id (`msg_…`, `fc_…`). */
+    inputItems: jsonb('input_items').$type<unknown[]>().notNull(),
+    /** The response object as answered (its `output` items are the model's turn). */
+    body: jsonb('body').$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  // Reads are by id and account (the primary key finds the row); the retention job reads by age.
+  (t) => [index('responses_created_brin').using('brin', t.createdAt)],
+);
+// ---- end of the Responses API ------------------------------------------------------------------
+
 // ---- Accounts and the audit log (issue 23; docs/accounts.md) ---------------------------------
 
 export type AuditActorType = 'admin' | 'api_key' | 'cli';

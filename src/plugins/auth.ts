@@ -52,7 +52,8 @@ async function auth(app: FastifyInstance) {
   const unsubscribe = await onKeyChange(app.database, (notice) =>
     notice.kind === 'key' ? authenticator.forget(notice.prefix) : authenticator.forgetAccount(notice.accountId),
   );
-  app.addHook('onClose', () => unsubscribe());
+  // The database may be gone already (closed by its owner): nothing is left to stop listening on.
+  app.addHook('onClose', () => unsubscribe().catch(() => {}));
 
   const adminDigest = app.config.adminToken ? digest(app.config.adminToken) : null;
   const throttle = createAuthThrottle(app.config.adminAuthMaxFailuresPerMinute);

@@ -38,7 +38,7 @@ const TAGS = [
   { name: 'usage', description: 'Requests, tokens and cost from the usage ledger' },
   { name: 'account', description: 'Your account: its limits and this month’s usage' },
   { name: 'api-keys', description: 'Your account’s API keys; needs a key with the `manage` scope' },
-  { name: 'admin', description: 'Accounts, API keys and limits; needs the operator’s ADMIN_TOKEN' },
+  { name: 'admin', description: 'Accounts, API keys, limits, and every account’s ladders, runs and connections; needs the operator’s ADMIN_TOKEN' },
   { name: 'health', description: 'Liveness and readiness probes' },
 ];
 

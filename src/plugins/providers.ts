@@ -5,7 +5,7 @@ import { instrumentRouter } from '../metrics/instrument-router.js';
 import { createProviderRouter, type ProviderRouter, type RouterLogger } from '../providers/router.js';
 import type { RoutedStream } from '../providers/stream/routed-stream.js';
 import type { ChatRequest, ChatResult } from '../providers/types.js';
-import { createConnectionService, type ConnectionService } from '../services/provider-connections.js';
+import { connectionServiceOptions, createConnectionService, type ConnectionService } from '../services/provider-connections.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -20,10 +20,7 @@ declare module 'fastify' {
 
 async function providers(app: FastifyInstance) {
   const { config } = app;
-  const connections = createConnectionService(app.db, app.secretBox, {
-    allowPrivateEndpoints: config.providers.allowPrivateEndpoints,
-    cacheTtlMs: config.keyCacheTtlMs,
-  });
+  const connections = createConnectionService(app.db, app.secretBox, connectionServiceOptions(config));
   // metrics: attempts and circuit states are counted around the router
   const router = instrumentRouter(createProviderRouter({
     timeoutMs: config.providers.timeoutMs,

@@ -1,6 +1,8 @@
 // The errors the router ends with when no candidate answered, each saying what was tried.
-import { ApiError, invalidRequest, type ErrorType } from '../errors.js';
+import { ApiError, type ErrorType } from '../errors.js';
 import { explicitSelection } from './catalog.js';
+import { modelNotFound } from './model-not-found.js';
+import { endpointRefusalAdvice } from './ssrf.js';
 import type { Attempt, ProviderConnection } from './types.js';
 import type { VendorError } from './vendor-errors.js';
 
@@ -38,7 +40,8 @@ export function allFailed(failures: VendorError[], attempts: Attempt[], upstream
     const headers: Record<string, string> = waits.length > 0 ? { 'retry-after': String(Math.ceil(Math.min(...waits) / 1000)) } : {};
     return new ProviderRouteError(429, 'rate_limit_error', 'upstream_rate_limited', `Every provider rate-limited the request: ${listed}.`, attempts, upstreamMs, headers);
   }
-  return new ProviderRouteError(502, 'upstream_error', 'upstream_unavailable', `All providers failed: ${listed}.`, attempts, upstreamMs);
+  const advice = endpointRefusalAdvice(failures.filter((f) => f.kind === 'endpoint_not_allowed').map((f) => f.provider));
+  return new ProviderRouteError(502, 'upstream_error', 'upstream_unavailable', `All providers failed: ${listed}.${advice}`, attempts, upstreamMs);
 }
 
 function describe(attempt: Attempt): string {
@@ -54,5 +57,5 @@ export function notServed(model: string, connections: ProviderConnection[]): Api
   const message = explicit
     ? `Model "${model}" is not served by any of your provider connections: it selects provider "${explicit.provider}", which has no connection (${have}).`
     : `Model "${model}" is not served by any of your provider connections (${have}).`;
-  return invalidRequest('model_not_supported', message, 'model');
+  return modelNotFound(model, message);
 }

@@ -67,6 +67,21 @@ export function isIpLiteral(host: string): boolean {
 
 export const ENDPOINT_NOT_ALLOWED = 'ERR_ENDPOINT_NOT_ALLOWED';
 
+/**
+ * Ends every refusal of an endpoint, at save time and at call time: the setting that lifts it,
+ * and why it is off. A newcomer's first endpoint is usually a local model server.
+ */
+export const PRIVATE_ENDPOINTS_ADVICE =
+  'ALLOW_PRIVATE_ENDPOINTS is off (the default, so that no account can make the service reach its own network: server-side request forgery); ' +
+  'an operator whose every account is trusted, e.g. a single-user install with a local model server (Ollama, vLLM, LM Studio), can set ALLOW_PRIVATE_ENDPOINTS=true.';
+
+/** The call-time sentence for the providers whose endpoint was refused; '' when none was. */
+export function endpointRefusalAdvice(refusedProviders: string[]): string {
+  if (refusedProviders.length === 0) return '';
+  const listed = [...new Set(refusedProviders)].join(', ');
+  return ` The endpoint of ${listed} is a loopback, private, link-local or metadata address or uses plain http, refused because ${PRIVATE_ENDPOINTS_ADVICE}`;
+}
+
 export function endpointRefusal(hostname: string): Error {
   // The resolved address stays out of the message: it would map internal DNS for the caller.
   return Object.assign(new Error(`endpoint host ${hostname} resolves to a non-public address`), { code: ENDPOINT_NOT_ALLOWED });
@@ -104,7 +119,7 @@ export function validateEndpointUrl(raw: string, allowPrivate: boolean): URL {
     throw invalidRequest('invalid_endpoint', 'endpoint must be an absolute https URL.', 'endpoint');
   }
   if (url.protocol === 'http:' && !allowPrivate) {
-    throw invalidRequest('endpoint_not_allowed', 'endpoint must use https.', 'endpoint');
+    throw invalidRequest('endpoint_not_allowed', `endpoint ${url.origin} uses plain http, refused because ${PRIVATE_ENDPOINTS_ADVICE} Otherwise use https.`, 'endpoint');
   }
   if (url.username || url.password) {
     throw invalidRequest('invalid_endpoint', 'endpoint must not contain credentials; send the key as api_key.', 'endpoint');
@@ -123,7 +138,7 @@ export async function assertEndpointAllowed(raw: string, allowPrivate: boolean):
   const refuse = () =>
     invalidRequest(
       'endpoint_not_allowed',
-      `endpoint host ${host} is a loopback, private, link-local or metadata address, which is not allowed.`,
+      `endpoint host ${host} is a loopback, private, link-local or metadata address, refused because ${PRIVATE_ENDPOINTS_ADVICE}`,
       'endpoint',
     );
   if (isIpLiteral(host)) {
@@ -134,7 +149,8 @@ export async function assertEndpointAllowed(raw: string, allowPrivate: boolean):
   try {
     addresses = await dns.promises.lookup(host, { all: true });
   } catch {
-    throw invalidRequest('endpoint_not_allowed', `endpoint host ${host} could not be resolved.`, 'endpoint');
+    // Unresolvable now is not proof of public later; a local name (a container's, /etc/hosts') is typical.
+    throw invalidRequest('endpoint_not_allowed', `endpoint host ${host} could not be resolved, so it cannot be checked to be public; refused because ${PRIVATE_ENDPOINTS_ADVICE}`, 'endpoint');
   }
   if (addresses.length === 0 || addresses.some((a) => isBlockedAddress(a.address))) throw refuse();
 }

@@ -6,6 +6,7 @@ import { accounts } from '../db/schema.js';
 import { accountNotFound, conflict, invalidRequest } from '../errors.js';
 import { RESERVED_USERNAMES, SLUG_PATTERN, USERNAME_PATTERN } from '../schemas/common.js';
 import { recordAudit, type Actor } from './audit.js';
+import type { Principal } from './authenticator.js';
 import { notifyKeyChange } from './key-notices.js';
 import type { LadderAccess } from './ladder-access.js';
 
@@ -71,4 +72,9 @@ export async function findAccount(db: Db, username: string) {
   const [row] = await db.select().from(accounts).where(eq(accounts.username, username));
   if (!row) throw accountNotFound(username);
   return row;
+}
+
+/** The owner of an account, as the ladder service expects its callers: the admin API and the CLI act as it. */
+export function ownerOf(account: { id: string; username: string }): Principal {
+  return { accountId: account.id, username: account.username, apiKeyId: '', access: { mode: 'unrestricted', ladders: [] }, scope: 'manage', expiresAt: null };
 }

@@ -2,6 +2,7 @@
 // Reads for the router go through a per-account cache of decrypted connections, so a
 // warm chat call costs no database round trip; every write on this node evicts the entry.
 import { and, asc, eq, getTableColumns, max, sql } from 'drizzle-orm';
+import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import { providerConnections } from '../db/schema.js';
 import { SecretUnavailableError, type SecretBox } from '../crypto/secret-box.js';
@@ -42,6 +43,14 @@ export interface ConnectionServiceOptions {
   allowPrivateEndpoints: boolean;
   /** How long another node may keep serving a changed connection from its cache. */
   cacheTtlMs: number;
+}
+
+/**
+ * The options both doors use, the API and the CLI: one endpoint rule from the same settings, so
+ * neither saves an endpoint the other would refuse. `cacheTtlMs` 0 suits a one-shot process.
+ */
+export function connectionServiceOptions(config: Pick<Config, 'providers' | 'keyCacheTtlMs'>, cacheTtlMs = config.keyCacheTtlMs): ConnectionServiceOptions {
+  return { allowPrivateEndpoints: config.providers.allowPrivateEndpoints, cacheTtlMs };
 }
 
 export function createConnectionService(db: Db, box: SecretBox, options: ConnectionServiceOptions) {

@@ -150,6 +150,24 @@ describe('ladder-admin on an embedded database', { timeout: 180_000 }, () => {
     expect(await json('reencrypt')).toEqual({ code: 0, out: { reencrypted: 0, total: 1 } });
   });
 
+  it('set-connection refuses the endpoints the API refuses, by the same rule and settings (ALLOW_PRIVATE_ENDPOINTS)', async () => {
+    const strict = { ALLOW_PRIVATE_ENDPOINTS: 'false' };
+    for (const endpoint of ['http://169.254.169.254', 'https://10.0.0.5/v1', 'https://169.254.169.254/latest']) {
+      const refused = await run(['set-connection', 'cli-admin', 'custom', '--endpoint', endpoint, '--json'], { input: 'local\n', env: strict });
+      expect(refused.code).toBe(1);
+      const { error } = JSON.parse(refused.stderr);
+      expect(error).toMatchObject({ type: 'invalid_request_error', code: 'endpoint_not_allowed', param: 'endpoint' });
+      expect(error.message).toContain('refused because ALLOW_PRIVATE_ENDPOINTS is off');
+    }
+    expect((await json('list-connections', 'cli-admin')).out.data.map((c: { provider: string }) => c.provider)).not.toContain('custom');
+    const allowed = await run(['set-connection', 'cli-admin', 'custom', '--endpoint', 'http://10.0.0.5:11434/v1', '--json'], {
+      input: 'local\n', env: { ALLOW_PRIVATE_ENDPOINTS: 'true' },
+    });
+    expect(allowed.code).toBe(0);
+    expect(JSON.parse(allowed.stdout)).toMatchObject({ provider: 'custom', endpoint: 'http://10.0.0.5:11434/v1', created: true });
+    expect(await json('delete-connection', 'cli-admin', 'custom')).toEqual({ code: 0, out: { deleted: 'custom' } });
+  });
+
   it('instances: list with filters and show one, with the status as stored', async () => {
     const pushed = await json('push-ladder', 'cli-admin', file('runs.yaml', stringify(minimalLadder)));
     const database = await openDatabase({ url: null, dataDir });

@@ -223,8 +223,9 @@ describe('failures', () => {
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(JSON.parse(res.text).error.code).toBe('provider_rejected_request');
     const none = await rawStream(user.key, { model: 'claude-sonnet-4-5', messages: hello, stream: true });
-    expect(none.status).toBe(400);
-    expect(JSON.parse(none.text).error.code).toBe('model_not_supported');
+    expect(none.status).toBe(404);
+    expect(none.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(none.text).error.code).toBe('model_not_found');
   });
 
   it('a vendor dying mid-stream: one error event, no [DONE]; the SDK raises', async () => {

@@ -517,14 +517,16 @@ describe('fallback', () => {
 });
 
 describe('requests the service refuses', () => {
-  it('a model none of the connections serves is 400 model_not_supported naming it and the providers', async () => {
+  it('a model none of the connections serves is 404 model_not_found (the SDK\'s NotFoundError), naming it and the providers', async () => {
     const { client } = await account([openaiConnection(0), { provider: 'google', api_key: KEYS.google }]);
     const err = await apiError(client.chat.completions.create({ model: 'claude-3-5-haiku-latest', messages: hello }));
-    expect(err.status).toBe(400);
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(err.status).toBe(404);
     expect(err.error).toEqual({
-      message: 'Model "claude-3-5-haiku-latest" is not served by any of your provider connections (configured: openai, google).',
+      message:
+        'Model "claude-3-5-haiku-latest" is not served by any of your provider connections (configured: openai, google). It is served by anthropic: add a connection with POST /v1/providers.',
       type: 'invalid_request_error',
-      code: 'model_not_supported',
+      code: 'model_not_found',
       param: 'model',
     });
     expect(fakes.openai.requests).toHaveLength(0);
@@ -533,8 +535,8 @@ describe('requests the service refuses', () => {
   it('without any connection the message says so', async () => {
     const { client } = await account([]);
     const err = await apiError(client.chat.completions.create({ model: 'gpt-4o-mini', messages: hello }));
-    expect(err.status).toBe(400);
-    expect(err.code).toBe('model_not_supported');
+    expect(err.status).toBe(404);
+    expect(err.code).toBe('model_not_found');
     expect(err.message).toContain('no provider connections are configured');
   });
 

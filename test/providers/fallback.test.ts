@@ -175,24 +175,41 @@ describe('the caller', () => {
     expect(backup.requests).toHaveLength(0);
   });
 
-  it('gets model_not_supported naming the model and the configured providers', async () => {
+  it('gets 404 model_not_found naming the model, the configured providers and the ones that serve it', async () => {
     const error = await rejection(env.router.call({ ...userSays('x'), model: 'claude-3-opus' }, [connection('openai', 'k'), connection('groq', 'k')]));
     expect(error).toMatchObject({
-      statusCode: 400,
+      statusCode: 404,
       type: 'invalid_request_error',
-      code: 'model_not_supported',
+      code: 'model_not_found',
       param: 'model',
-      message: 'Model "claude-3-opus" is not served by any of your provider connections (configured: openai, groq).',
+      message: 'Model "claude-3-opus" is not served by any of your provider connections (configured: openai, groq). It is served by anthropic: add a connection with POST /v1/providers.',
     });
   });
 
-  it('gets model_not_supported with no connections at all', async () => {
+  it('gets model_not_found with no connections at all', async () => {
     const error = await rejection(env.router.call(userSays('x'), []));
-    expect(error.code).toBe('model_not_supported');
-    expect(error.message).toBe('Model "gpt-4o-mini" is not served by any of your provider connections (no provider connections are configured).');
+    expect(error.code).toBe('model_not_found');
+    expect(error.message).toBe(
+      'Model "gpt-4o-mini" is not served by any of your provider connections (no provider connections are configured). It is served by openai: add a connection with POST /v1/providers.',
+    );
   });
 
-  it('gets model_not_supported for an explicit provider it has no connection for', async () => {
+  it('gets model_not_found naming the providers that take any name, for a name no provider serves by itself', async () => {
+    const error = await rejection(env.router.call({ ...userSays('x'), model: 'llama3.2' }, [connection('openai', 'k')]));
+    expect(error).toMatchObject({ statusCode: 404, code: 'model_not_found' });
+    expect(error.message).toBe(
+      'Model "llama3.2" is not served by any of your provider connections (configured: openai). No provider in the catalog serves that name by itself; ' +
+        'a connection to openrouter, azure-openai, custom passes any model name on.',
+    );
+  });
+
+  it('a connection that accepts any model name keeps serving every name', async () => {
+    const result = await env.router.call({ ...userSays('x'), model: 'no-such-model-anywhere' }, [connection('custom', backup.apiKey, { endpoint: backup.baseUrl })]);
+    expect(result.provider).toBe('custom');
+    expect(backup.requests).toHaveLength(1);
+  });
+
+  it('gets model_not_found for an explicit provider it has no connection for', async () => {
     const error = await rejection(env.router.call({ ...userSays('x'), model: 'anthropic/claude-3-opus' }, [connection('openai', 'k')]));
     expect(error.message).toBe(
       'Model "anthropic/claude-3-opus" is not served by any of your provider connections: it selects provider "anthropic", which has no connection (configured: openai).',

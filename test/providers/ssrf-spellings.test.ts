@@ -1,7 +1,7 @@
 // Issue 8, item 8: every spelling of a non-public address is refused, both when a connection is
 // saved and when the guarded agent is about to connect; only globally routable unicast passes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertEndpointAllowed, isBlockedAddress } from '../../src/providers/ssrf.js';
+import { assertEndpointAllowed, isBlockedAddress, PRIVATE_ENDPOINTS_ADVICE } from '../../src/providers/ssrf.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { build, createUser, type TestApp } from '../helpers/build.js';
 import { connection, rejection, routerWith, userSays } from './helpers.js';
@@ -101,7 +101,7 @@ describe('save time', () => {
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual({
         error: {
-          message: 'endpoint host ::ffff:0:7f00:1 is a loopback, private, link-local or metadata address, which is not allowed.',
+          message: `endpoint host ::ffff:0:7f00:1 is a loopback, private, link-local or metadata address, refused because ${PRIVATE_ENDPOINTS_ADVICE}`,
           type: 'invalid_request_error',
           code: 'endpoint_not_allowed',
           param: 'endpoint',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertEndpointAllowed, isBlockedAddress, validateEndpointUrl } from '../../src/providers/ssrf.js';
+import { assertEndpointAllowed, isBlockedAddress, PRIVATE_ENDPOINTS_ADVICE, validateEndpointUrl } from '../../src/providers/ssrf.js';
 import { startFakeAzure, startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { connection, rejection, routerWith, userSays } from './helpers.js';
 
@@ -35,7 +35,21 @@ describe('assertEndpointAllowed (save time)', () => {
   it('refuses a name that resolves to loopback', async () => {
     const error = await rejection(assertEndpointAllowed('https://localhost:8443/v1', false));
     expect(error).toMatchObject({ code: 'endpoint_not_allowed', param: 'endpoint' });
-    expect(error.message).toBe('endpoint host localhost is a loopback, private, link-local or metadata address, which is not allowed.');
+    expect(error.message).toBe(`endpoint host localhost is a loopback, private, link-local or metadata address, refused because ${PRIVATE_ENDPOINTS_ADVICE}`);
+  });
+
+  it('names ALLOW_PRIVATE_ENDPOINTS, says it is off against SSRF, in every refusal', async () => {
+    expect(PRIVATE_ENDPOINTS_ADVICE).toBe(
+      'ALLOW_PRIVATE_ENDPOINTS is off (the default, so that no account can make the service reach its own network: server-side request forgery); ' +
+        'an operator whose every account is trusted, e.g. a single-user install with a local model server (Ollama, vLLM, LM Studio), can set ALLOW_PRIVATE_ENDPOINTS=true.',
+    );
+    expect((await rejection(assertEndpointAllowed('http://127.0.0.1:11434/v1', false))).message).toBe(
+      `endpoint http://127.0.0.1:11434 uses plain http, refused because ${PRIVATE_ENDPOINTS_ADVICE} Otherwise use https.`,
+    );
+    expect((await rejection(assertEndpointAllowed('https://10.0.0.5:8000/v1', false))).message).toContain('ALLOW_PRIVATE_ENDPOINTS=true');
+    expect((await rejection(assertEndpointAllowed('https://no-such-host.invalid/v1', false))).message).toBe(
+      `endpoint host no-such-host.invalid could not be resolved, so it cannot be checked to be public; refused because ${PRIVATE_ENDPOINTS_ADVICE}`,
+    );
   });
 
   it('requires https unless private endpoints are allowed', async () => {
@@ -99,7 +113,10 @@ describe('connect-time refusal (DNS rebinding, literals)', () => {
       env.router.call({ ...userSays('hi'), model: 'my-deployment' }, [connection('azure-openai', azure.apiKey, { endpoint: `https://localhost:${port(azure)}` })]),
     );
     expect(error).toMatchObject({ statusCode: 502, code: 'upstream_unavailable' });
-    expect(error.message).toBe('All providers failed: azure-openai (endpoint_not_allowed).');
+    expect(error.message).toBe(
+      'All providers failed: azure-openai (endpoint_not_allowed). The endpoint of azure-openai is a loopback, private, link-local or metadata address ' +
+        `or uses plain http, refused because ${PRIVATE_ENDPOINTS_ADVICE}`,
+    );
     expect(azure.requests).toHaveLength(0);
   });
 

@@ -3,6 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../src/db/client.js';
+import { PRIVATE_ENDPOINTS_ADVICE } from '../../src/providers/ssrf.js';
 import { startFakeGemini, startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { build, createUser, type TestApp } from '../helpers/build.js';
 import { openTestDatabase } from '../helpers/database.js';
@@ -116,14 +117,14 @@ describe('chat completions: request validation', () => {
     expect(res.json().error.code).toBe('invalid_json');
   });
 
-  it('a model naming a provider without a connection says which provider it selects', async () => {
+  it('a model naming a provider without a connection is 404 model_not_found and says which provider it selects', async () => {
     const res = await chat(testApp.app, headers, { model: 'anthropic/claude-3-5-haiku-latest', messages: hello });
-    expect(res.statusCode).toBe(400);
+    expect(res.statusCode).toBe(404);
     expect(res.json().error).toEqual({
       message:
         'Model "anthropic/claude-3-5-haiku-latest" is not served by any of your provider connections: it selects provider "anthropic", which has no connection (configured: openai).',
       type: 'invalid_request_error',
-      code: 'model_not_supported',
+      code: 'model_not_found',
       param: 'model',
     });
   });
@@ -207,7 +208,9 @@ describe('chat completions: what stored state can do at call time', () => {
       const res = await chat(strict.app, headers, { model: 'llama3.2', messages: hello });
       expect(res.statusCode).toBe(502);
       expect(res.json().error).toEqual({
-        message: 'All providers failed: custom (endpoint_not_allowed).',
+        message:
+          'All providers failed: custom (endpoint_not_allowed). The endpoint of custom is a loopback, private, link-local or metadata address ' +
+          `or uses plain http, refused because ${PRIVATE_ENDPOINTS_ADVICE}`,
         type: 'upstream_error',
         code: 'upstream_unavailable',
         param: null,
@@ -247,8 +250,8 @@ describe('chat completions: what stored state can do at call time', () => {
     expect((await chat(testApp.app, headers, { model: 'gpt-4o-mini', messages: hello })).statusCode).toBe(200);
     expect((await testApp.app.inject({ method: 'DELETE', url: '/v1/providers/openai', headers })).statusCode).toBe(200);
     const res = await chat(testApp.app, headers, { model: 'gpt-4o-mini', messages: hello });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().error.code).toBe('model_not_supported');
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('model_not_found');
     expect(fake.requests).toHaveLength(1);
   });
 

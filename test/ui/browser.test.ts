@@ -1,6 +1,9 @@
 // The web UI in a real Chromium: sign in, watch a run fill in live, open a node, cancel a run,
 // fix a config in the playground and run it. Live progress is written into the database the
 // served app reads, as a runner in any process would (test/helpers/instance-events.ts).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { createUser } from '../helpers/build.js';
@@ -9,6 +12,9 @@ import { browserMissing, launchBrowser, onPage, signIn, startUiApp, type UiApp }
 
 type User = Awaited<ReturnType<typeof createUser>>;
 const WAIT = { timeout: 15_000 };
+/** Screenshots of the states these tests reach, to look at (their folder is printed once). */
+const SHOTS = mkdtempSync(path.join(tmpdir(), 'ladder-ui-shots-'));
+console.info(`Web UI screenshots: ${SHOTS}`);
 
 describe.skipIf(browserMissing)('web UI in Chromium', () => {
   let ui: UiApp;
@@ -38,6 +44,7 @@ describe.skipIf(browserMissing)('web UI in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Your runs' }).waitFor(WAIT);
     expect(await page.evaluate("sessionStorage.getItem('ladder.apiKey')")).toBe(user.key);
+    expect(await page.evaluate("sessionStorage.getItem('ladder.username')")).toBe(user.username);
     expect(await page.evaluate('localStorage.length')).toBe(0);
     expect(await page.context().cookies()).toEqual([]);
     expect(page.url()).not.toContain(user.key);
@@ -45,6 +52,7 @@ describe.skipIf(browserMissing)('web UI in Chromium', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor(WAIT);
     expect(await page.evaluate("sessionStorage.getItem('ladder.apiKey')")).toBeNull();
+    expect(await page.evaluate("sessionStorage.getItem('ladder.username')")).toBeNull();
   });
 
   run('shows a new run in the list, then its nodes filling in live, and a node’s prompt', async (page) => {
@@ -72,7 +80,15 @@ describe.skipIf(browserMissing)('web UI in Chromium', () => {
     await expect(page.locator('#node-prompt').textContent()).resolves.toBe('Prompt of judge node 1');
     await expect(page.locator('#node-output').textContent()).resolves.toBe('judge 1.0.1 says YES');
 
+    // While the run goes on, the summary counts the step the timeline shows finished (the
+    // instance row says 0 until its runner writes progress).
+    const stepsRun = page.locator('dl.facts dt', { hasText: 'Steps run' }).locator('xpath=following-sibling::dd[1]');
+    await expect(stepsRun.textContent()).resolves.toBe('0 of 2');
     await appendEvents(ui.database, id, [{ type: 'step.completed', data: { step: 'judge', pass: 1, depth: 0, survivors: [1] } }]);
+    await page.getByText('1 of 2 kept').waitFor(WAIT);
+    await expect.poll(() => stepsRun.textContent(), WAIT).toBe('1 of 2');
+    await expect(page.locator('.page-head .badge').textContent()).resolves.toContain('running');
+    await page.screenshot({ path: path.join(SHOTS, 'run-live-steps.png'), fullPage: true });
     await finishInstance(ui.database, id, { status: 'completed', answer: 'The answer is 42.' });
     await appendEvents(ui.database, id, [{ type: 'instance.completed' }]);
     await page.getByRole('heading', { name: 'Answer' }).waitFor(WAIT);
@@ -104,6 +120,8 @@ describe.skipIf(browserMissing)('web UI in Chromium', () => {
     await signIn(page, ui.base, user.key, '#/playground');
     await page.getByRole('heading', { name: 'Playground' }).waitFor(WAIT);
     const editor = page.getByLabel('Ladder config (YAML or JSON)');
+    // "Save as" starts as the signed-in account's own ladder, named after the example config.
+    await expect.poll(() => page.getByLabel('Save as ladder').inputValue(), WAIT).toBe(`${user.username}/draft-and-judge`);
     const broken = [
       'name: Typo',
       'exit: answer',
@@ -139,6 +157,18 @@ describe.skipIf(browserMissing)('web UI in Chromium', () => {
     await page.getByRole('button', { name: 'Save and run' }).click();
     await page.getByRole('heading', { name: 'Completed' }).waitFor(WAIT);
     await expect(page.locator('#run-answer').textContent()).resolves.toMatch(/^echo: Draft: echo: Question: Why is the sky blue\?/);
+    const saves = () => ui.requests.filter((r) => r === `PUT /v1/${user.username}/playground-demo`).length;
+    expect(saves()).toBe(1);
+
+    // The same config again: it runs version 1 again instead of saving a version 2.
+    await page.getByRole('button', { name: 'Save and run' }).click();
+    await page.getByText('Version 1 (unchanged, not saved again)', { exact: false }).waitFor(WAIT);
+    expect(saves()).toBe(1);
+    const [versions] = await ui.database.query<{ n: number }>(
+      'select count(*)::int as n from ladder_versions v join ladders l on l.id = v.ladder_id where l.slug = $1', ['playground-demo'],
+    );
+    expect(versions!.n).toBe(1);
+    await page.screenshot({ path: path.join(SHOTS, 'playground-unchanged.png'), fullPage: true });
 
     await page.getByRole('link', { name: 'Open its timeline' }).click();
     await page.getByRole('heading', { name: `Run of ${user.username}/playground-demo` }).waitFor(WAIT);

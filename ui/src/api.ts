@@ -2,18 +2,37 @@
 // only: it is gone when the tab closes, and it never goes into localStorage, a cookie or a URL.
 
 const KEY_STORAGE = 'ladder.apiKey';
+const USERNAME_STORAGE = 'ladder.username';
 
 export const session = {
   get key(): string | null {
     return sessionStorage.getItem(KEY_STORAGE);
   },
-  signIn(key: string): void {
+  /** The signed-in account's username (GET /v1/account), for what the UI prefills. */
+  get username(): string | null {
+    return sessionStorage.getItem(USERNAME_STORAGE);
+  },
+  signIn(key: string, username: string): void {
     sessionStorage.setItem(KEY_STORAGE, key);
+    sessionStorage.setItem(USERNAME_STORAGE, username);
   },
   signOut(): void {
     sessionStorage.removeItem(KEY_STORAGE);
+    sessionStorage.removeItem(USERNAME_STORAGE);
   },
 };
+
+/** The signed-in account's username: remembered at sign-in, else asked once. */
+export async function currentUsername(): Promise<string | null> {
+  if (session.username) return session.username;
+  try {
+    const { body } = await api<{ username: string }>('GET', '/v1/account');
+    if (session.key) sessionStorage.setItem(USERNAME_STORAGE, body.username);
+    return body.username;
+  } catch {
+    return null;
+  }
+}
 
 export function authHeaders(): Record<string, string> {
   return session.key ? { authorization: `Bearer ${session.key}` } : {};

@@ -1,7 +1,8 @@
 // The playground: write a ladder config in YAML or JSON, see validation errors at their
 // lines as you type, set its knobs, then save it as a new version of one of your ladders and
 // run it, waiting for the answer or in the background with its live timeline.
-import { api, ApiFailure } from './api.js';
+import { api, ApiFailure, currentUsername } from './api.js';
+import { savedText, saveUnlessUnchanged } from './save-ladder.js';
 import { announce, debounce, h, replaceChildren } from './dom.js';
 import { count } from './format.js';
 import { jsonErrorPosition, lineOf, lineRange, offsetOfPath, splitMessage } from './locate.js';
@@ -266,15 +267,15 @@ export function playgroundPage(main: HTMLElement): () => void {
     const messages = [{ role: 'user', content: input.value }];
     try {
       runStatus.textContent = 'Saving…';
-      const { body: savedLadder } = await api<{ version: number }>('PUT', `/v1/${where.author}/${where.slug}`, { config: parsed });
+      const savedLadder = await saveUnlessUnchanged(where, parsed);
       if (asyncMode.checked) {
-        runStatus.textContent = `Saved as version ${savedLadder.version}. Starting…`;
+        runStatus.textContent = `${savedText(savedLadder)} Starting…`;
         const { body } = await api<{ instanceId: string }>('POST', '/v1/pipelines/instances', { author: where.author, template: where.slug, model: model.value.trim(), messages, knobs });
         announce('Run started in the background.');
         location.hash = `#/runs/${body.instanceId}`;
         return;
       }
-      runStatus.textContent = `Saved as version ${savedLadder.version}. Running… (the answer shows here when the run ends)`;
+      runStatus.textContent = `${savedText(savedLadder)} Running… (the answer shows here when the run ends)`;
       const { body, headers } = await api<{ choices: Array<{ message: { content: string } }>; usage: { total_tokens: number } }>(
         'POST', `/v1/${where.author}/${where.slug}/chat/completions`, { model: model.value.trim(), messages, knobs },
       );
@@ -282,7 +283,7 @@ export function playgroundPage(main: HTMLElement): () => void {
       replaceChildren(runStatus,
         h('h2', {}, '✓ Completed'),
         h('pre', { class: 'answer', id: 'run-answer' }, body.choices[0]?.message.content ?? ''),
-        h('p', { class: 'help' }, `Version ${savedLadder.version}, ${count(body.usage.total_tokens)} tokens.`),
+        h('p', { class: 'help' }, `Version ${savedLadder.version}${savedLadder.saved ? '' : ' (unchanged, not saved again)'}, ${count(body.usage.total_tokens)} tokens.`),
         instanceId ? h('p', {}, h('a', { href: `#/runs/${instanceId}` }, 'Open its timeline')) : null,
       );
     } catch (failure) {
@@ -292,6 +293,16 @@ export function playgroundPage(main: HTMLElement): () => void {
     } finally {
       runButton.disabled = false;
     }
+  });
+
+  // "Save as" starts as the signed-in account's own ladder, named after the config.
+  void currentUsername().then((username) => {
+    const author = ladder.value.split('/')[0];
+    if (!username || (ladder.value && author === username)) return;
+    const name = (parsed as { name?: unknown } | undefined)?.name;
+    const slug = (typeof name === 'string' ? name : 'my-ladder').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'my-ladder';
+    ladder.value = `${username}/${slug}`;
+    remember();
   });
 
   void check();

@@ -55,7 +55,7 @@ export function runPage(main: HTMLElement, id: string): () => void {
         ...fact('Mode', shown.mode === 'sync' ? 'synchronous' : 'background'),
         ...fact('Started', dateTime(shown.started_at ?? shown.created_at)),
         ...fact('Duration', duration(instanceDuration(shown))),
-        ...fact('Steps run', shown.progress?.steps_total ? `${shown.progress.steps_completed} of ${shown.progress.steps_total}` : String(timeline.rows.filter((r) => r.end !== null).length)),
+        ...fact('Steps run', stepsRun(shown)),
         ...fact('Model calls', count(Math.max(shown.progress?.model_calls ?? 0, sums.nodes))),
         ...fact('Tokens', count(shown.usage?.total_tokens || sums.tokens)),
         ...fact('Spend', usd(shown.spend_usd || sums.costUsd)),
@@ -70,6 +70,16 @@ export function runPage(main: HTMLElement, id: string): () => void {
     const focusedKey = (document.activeElement as HTMLElement | null)?.dataset?.bar;
     renderTimeline(timelineBox, timeline, { now: Date.now(), selected, onSelect: select });
     if (focusedKey) timelineBox.querySelector<HTMLElement>(`[data-bar="${CSS.escape(focusedKey)}"]`)?.focus();
+  }
+
+  /**
+   * The instance's count is polled every few seconds; the timeline's finished rows arrive live.
+   * Each finished row is one step execution, as the count counts them, so the larger is current.
+   */
+  function stepsRun(shown: Instance): string {
+    const finished = Math.max(timeline.rows.filter((r) => r.end !== null).length, shown.progress?.steps_completed ?? 0);
+    const total = shown.progress?.steps_total ?? 0;
+    return total ? `${finished} of ${total}` : String(finished);
   }
 
   function fact(term: string, value: string): HTMLElement[] {

@@ -24,9 +24,9 @@ export function signInPage(main: HTMLElement, next: string): () => void {
     }
     button.disabled = true;
     try {
-      // Any authenticated read tells us whether the key works.
-      await api('GET', '/v1/providers', undefined, { key });
-      session.signIn(key);
+      // Tells whether the key works, and whose it is.
+      const { body } = await api<{ username: string }>('GET', '/v1/account', undefined, { key });
+      session.signIn(key, body.username);
       announce('Signed in.');
       if (location.hash === next) window.dispatchEvent(new HashChangeEvent('hashchange'));
       else location.hash = next;

@@ -2,14 +2,15 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { invalidRequest } from '../../errors.js';
-import { integer, ladderRef, ownerOf, required, text, UsageError, type Command, type Context } from '../command.js';
+import type { LadderMetadata, SaveLadderBody } from '../../schemas/ladders.js';
+import { integer, ladderRef, required, seg, text, UsageError, type Command, type Context } from '../command.js';
 
 const VISIBILITY = { type: 'string' } as const;
 const LIST_COLUMNS = ['slug', 'name', 'version', 'usage_visibility', 'config_visibility', 'updated_at'];
 
 async function ownerService(context: Context, username: string) {
   const { db } = await context.database();
-  const [{ findAccount }, { createLadderService }] = await Promise.all([import('../../services/accounts.js'), import('../../services/ladders.js')]);
+  const [{ findAccount, ownerOf }, { createLadderService }] = await Promise.all([import('../../services/accounts.js'), import('../../services/ladders.js')]);
   return { owner: ownerOf(await findAccount(db, username)), ladders: createLadderService(db) };
 }
 
@@ -30,7 +31,8 @@ export const ladderCommands: Command[] = [
       if (flags.slug !== undefined && files.length > 1) throw new UsageError('--slug names one ladder: give one file with it');
       const usageVisibility = visibility(flags.visibility, '--visibility');
       const configVisibility = visibility(flags['config-visibility'], '--config-visibility');
-      const { owner, ladders } = await ownerService(context, name);
+      const description = text(flags.description);
+      const save = context.server ? remoteSave(context, name) : await localSave(context, name);
       const { parseConfigText } = await import('../../ladders/language/parse-text.js');
       const pushed = [];
       for (const file of files) {
@@ -40,12 +42,11 @@ export const ladderCommands: Command[] = [
         } catch (error) {
           throw invalidRequest('invalid_ladder_file', error instanceof Error ? error.message : String(error));
         }
-        const description = text(flags.description);
-        const { metadata } = await ladders.save(owner, owner.username, text(flags.slug) ?? slugFromFile(file), {
+        const metadata = await save(text(flags.slug) ?? slugFromFile(file), {
           config,
           ...(description !== undefined ? { description } : {}),
-          ...(usageVisibility ? { usageVisibility } : {}),
-          ...(configVisibility ? { configVisibility } : {}),
+          ...(usageVisibility ? { usage_visibility: usageVisibility } : {}),
+          ...(configVisibility ? { config_visibility: configVisibility } : {}),
         });
         const { config: _saved, allowed_targets: _targets, ...summary } = metadata;
         pushed.push(summary);
@@ -58,7 +59,9 @@ export const ladderCommands: Command[] = [
     args: '<username>',
     summary: "list an author's ladders, private ones included",
     run: async (context, [username]) => {
-      const { owner, ladders } = await ownerService(context, required(username, 'username'));
+      const name = required(username, 'username');
+      if (context.server) return { data: (await context.server().call<{ data: LadderMetadata[] }>('GET', `/accounts/${seg(name)}/ladders`)).data, columns: LIST_COLUMNS };
+      const { owner, ladders } = await ownerService(context, name);
       return { data: await ladders.list(owner, owner.username), columns: LIST_COLUMNS };
     },
   },
@@ -69,8 +72,10 @@ export const ladderCommands: Command[] = [
     options: { version: { type: 'string' } },
     run: async (context, [ref], flags) => {
       const [author, slug] = ladderRef(ref);
+      const version = integer(flags.version, '--version');
+      if (context.server) return context.server().call('GET', `/accounts/${seg(author)}/ladders/${seg(slug)}${version === undefined ? '' : `?version=${version}`}`);
       const { owner, ladders } = await ownerService(context, author);
-      return ladders.describe(owner, author, slug, integer(flags.version, '--version'));
+      return ladders.describe(owner, author, slug, version);
     },
   },
   {
@@ -79,12 +84,36 @@ export const ladderCommands: Command[] = [
     summary: 'delete a ladder and all its versions (its runs keep their record)',
     run: async (context, [ref]) => {
       const [author, slug] = ladderRef(ref);
-      const { owner, ladders } = await ownerService(context, author);
-      await ladders.remove(owner, author, slug);
+      if (context.server) await context.server().call('DELETE', `/accounts/${seg(author)}/ladders/${seg(slug)}`);
+      else {
+        const { owner, ladders } = await ownerService(context, author);
+        await ladders.remove(owner, author, slug);
+      }
       return { deleted: `${author}/${slug}` };
     },
   },
 ];
+
+type SaveBody = Omit<SaveLadderBody, 'config'> & { config: unknown };
+type Save = (slug: string, body: SaveBody) => Promise<LadderMetadata>;
+
+/** Saves through the database: the service validates as the API does. */
+async function localSave(context: Context, username: string): Promise<Save> {
+  const { owner, ladders } = await ownerService(context, username);
+  return async (slug, { config, description, usage_visibility, config_visibility }) =>
+    (await ladders.save(owner, owner.username, slug, {
+      config,
+      ...(description !== undefined ? { description } : {}),
+      ...(usage_visibility ? { usageVisibility: usage_visibility } : {}),
+      ...(config_visibility ? { configVisibility: config_visibility } : {}),
+    })).metadata;
+}
+
+/** Saves through the running server's admin API. */
+function remoteSave(context: Context, username: string): Save {
+  const api = context.server!();
+  return (slug, body) => api.call<LadderMetadata>('PUT', `/accounts/${seg(username)}/ladders/${seg(slug)}`, body);
+}
 
 /** `My Ladder.v2.yaml` -> `my-ladder-v2`: lowercased, other characters to '-'. */
 function slugFromFile(fileName: string): string {

@@ -6,8 +6,9 @@ import { apiKeys } from '../../db/schema.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import { createLimitsStore, type Limits } from '../../quotas/limits-store.js';
 import { findAccount } from '../../services/accounts.js';
-import { listApiKeys } from '../../services/api-keys.js';
+import { listApiKeys, type ApiKeyView } from '../../services/api-keys.js';
 import { CLI_ACTOR, recordAudit } from '../../services/audit.js';
+import type { AdminApi } from '../remote.js';
 
 export const LIMIT_FLAGS = {
   key: { type: 'string' },
@@ -35,22 +36,30 @@ function parseLimit(flag: string, value: string, integer: boolean): number | nul
   return n;
 }
 
+type Change = [field: keyof Limits, value: number | null];
+
+/** The flags' changes, checked before anything is read or written. */
+export function limitChanges(flags: LimitFlags): Change[] {
+  return FIELDS.filter(([flag]) => flags[flag] !== undefined).map(([flag, field, integer]) => [field, parseLimit(flag, flags[flag]!, integer)]);
+}
+
+const apply = (limits: Limits, changes: Change[]): Limits => Object.assign({ ...limits }, Object.fromEntries(changes));
+
 export async function limitsCommand(db: Db, username: string, flags: LimitFlags) {
+  const changes = limitChanges(flags);
   const store = createLimitsStore(db, 0);
   const account = await findAccount(db, username);
-  const changes = FIELDS.filter(([flag]) => flags[flag] !== undefined);
   if (changes.length > 0) {
     let scope: 'account' | 'api_key' = 'account';
     let id = account.id;
     if (flags.key) {
       const [key] = await db.select({ id: apiKeys.id }).from(apiKeys).where(and(eq(apiKeys.id, flags.key), eq(apiKeys.accountId, account.id)));
-      if (!key) throw notFound('api_key_not_found', `Account "${username}" has no API key with id "${flags.key}".`);
+      if (!key) throw keyNotFound(username, flags.key);
       scope = 'api_key';
       id = key.id;
     }
     // Only the limits named by a flag change; the others stay as they are.
-    const limits = { ...(await store.get(scope, id)) };
-    for (const [flag, field, integer] of changes) limits[field] = parseLimit(flag, flags[flag]!, integer);
+    const limits = apply(await store.get(scope, id), changes);
     await store.set(scope, id, limits);
     await recordAudit(db, CLI_ACTOR, { action: scope === 'account' ? 'account.limits_set' : 'api_key.limits_set', account, targetId: id, details: { limits } });
   }
@@ -63,3 +72,27 @@ export async function limitsCommand(db: Db, username: string, flags: LimitFlags)
     ],
   };
 }
+
+/** The same through a running server's admin API. */
+export async function remoteLimitsCommand(api: AdminApi, username: string, flags: LimitFlags) {
+  const changes = limitChanges(flags);
+  const account = `/accounts/${encodeURIComponent(username)}`;
+  const listKeys = () => api.call<{ data: Array<ApiKeyView & { limits: Limits }> }>('GET', `${account}/api-keys`);
+  if (changes.length > 0) {
+    let route = `${account}/limits`;
+    if (flags.key) {
+      if (!(await listKeys()).data.some((k) => k.id === flags.key)) throw keyNotFound(username, flags.key);
+      route = `/api-keys/${encodeURIComponent(flags.key)}/limits`;
+    }
+    await api.call('PUT', route, apply(await api.call<Limits>('GET', route), changes));
+  }
+  const [limits, keys] = await Promise.all([api.call<Limits>('GET', `${account}/limits`), listKeys()]);
+  return {
+    data: [
+      { subject: `account ${username}`, ...limits },
+      ...keys.data.map((k) => ({ subject: `key ${k.id} (${k.key_prefix})`, ...k.limits })),
+    ],
+  };
+}
+
+const keyNotFound = (username: string, id: string) => notFound('api_key_not_found', `Account "${username}" has no API key with id "${id}".`);

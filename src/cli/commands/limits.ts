@@ -13,8 +13,11 @@ export const limitCommands: Command[] = [
       'Absent limits are unlimited (docs/quotas.md).',
     options: { key: { type: 'string' }, rpm: { type: 'string' }, tpm: { type: 'string' }, 'usd-day': { type: 'string' }, 'usd-month': { type: 'string' } },
     run: async (context, [username], flags) => {
-      const { limitsCommand } = await work();
-      const result = await limitsCommand((await context.database()).db, required(username, 'username'), flags as Record<string, string | undefined>);
+      const name = required(username, 'username');
+      const { limitChanges, limitsCommand, remoteLimitsCommand } = await work();
+      const given = flags as Record<string, string | undefined>;
+      limitChanges(given); // a bad value is refused before anything is opened
+      const result = context.server ? await remoteLimitsCommand(context.server(), name, given) : await limitsCommand((await context.database()).db, name, given);
       return { ...result, columns: ['subject', 'requests_per_minute', 'tokens_per_minute', 'usd_per_day', 'usd_per_month'] };
     },
   },

@@ -6,9 +6,11 @@ export const maintenanceCommands: Command[] = [
     name: 'migrate',
     args: '',
     summary: 'apply pending database migrations (the server also does at every start)',
-    // Opening the database applies them.
+    details: 'While a server holds the embedded database, it has applied them when it started: this only checks that it answers.',
     run: async (context) => {
-      await context.database();
+      // Opening the database applies them; a running server applied them at its start.
+      if (context.server) await context.server().call('GET', '/accounts');
+      else await context.database();
       return { migrated: true };
     },
   },
@@ -18,10 +20,11 @@ export const maintenanceCommands: Command[] = [
     summary: 'reseal every stored provider key under the current encryption key',
     details: 'Keep the old key in ENCRYPTION_KEY_PREVIOUS until this has run (README, "Rotating the encryption key").',
     run: async (context) => {
-      const [{ loadSecretBox }, { createConnectionService }] = await Promise.all([
+      if (context.server) return context.server().call('POST', '/reencrypt');
+      const [{ loadSecretBox }, { connectionServiceOptions, createConnectionService }] = await Promise.all([
         import('../../crypto/data-dir-secrets.js'), import('../../services/provider-connections.js'),
       ]);
-      const service = createConnectionService((await context.database()).db, await loadSecretBox(context.config), { allowPrivateEndpoints: true, cacheTtlMs: 0 });
+      const service = createConnectionService((await context.database()).db, await loadSecretBox(context.config), connectionServiceOptions(context.config, 0));
       return service.reencryptAll();
     },
   },

@@ -1,6 +1,6 @@
 // The OpenAI chat completions wire format, shared by every OpenAI-compatible vendor, Azure and custom endpoints.
 import type { ChatRequest, Choice } from '../types.js';
-import { ShapeError, count, epochSeconds, isObject, outputOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
+import { ShapeError, epochSeconds, isObject, outputOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
 import { FINISH, openAIErrorMessage, parseOpenAIUsage } from './openai-wire.js';
 import { openAIStream } from './openai-stream.js';
 

@@ -1,7 +1,7 @@
 // The admin API, for operators and the dashboard backend. Every route needs ADMIN_TOKEN.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { createAccount, findAccount } from '../../services/accounts.js';
+import { createAccount, deleteAccount, findAccount } from '../../services/accounts.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../services/api-keys.js';
 import { ADMIN_ACTOR } from '../../services/audit.js';
 import {
@@ -14,6 +14,9 @@ import {
 import { errorResponses, OkSchema, Username, Uuid, successResponse, withExamples } from '../../schemas/common.js';
 import adminAccountRoutes from './accounts.js';
 import adminAuditRoutes from './audit.js';
+import adminConnectionRoutes from './connections.js';
+import adminInstanceRoutes from './instances.js';
+import adminLadderRoutes from './ladders.js';
 import adminLimitRoutes from './limits.js';
 import * as ex from '../../schemas/examples.js';
 
@@ -30,6 +33,20 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: successResponse('The account was created', AccountSchema, ex.accountExample), ...errorResponses(400, 401, 404, 409) },
     },
   }, async (request, reply) => reply.code(201).send(await createAccount(app.db, request.body.username, ADMIN_ACTOR)));
+
+  app.delete('/accounts/:username', {
+    schema: {
+      operationId: 'deleteAccount', tags, security, summary: 'Delete an account with its keys, provider connections, ladders and runs',
+      params: Type.Object({ username: Username }),
+      response: { 200: successResponse('The account is deleted', OkSchema, { ok: true }), ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const account = await findAccount(app.db, request.params.username);
+    await deleteAccount(app.db, request.params.username, ADMIN_ACTOR);
+    // Its keys stop working at once on this node, even before the notice arrives (as a revoked key does).
+    app.authenticator.forgetAccount(account.id);
+    return { ok: true as const };
+  });
 
   app.post('/accounts/:username/api-keys', {
     schema: {
@@ -71,6 +88,10 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(adminLimitRoutes); // quotas: limits and usage of accounts and keys
   await app.register(adminAccountRoutes); // accounts: list, detail, disable and enable (docs/accounts.md)
   await app.register(adminAuditRoutes); // the audit log of every administrative change
+  // What ladder-admin needs when this server holds the embedded database.
+  await app.register(adminLadderRoutes);
+  await app.register(adminInstanceRoutes);
+  await app.register(adminConnectionRoutes);
 };
 
 export default adminRoutes;

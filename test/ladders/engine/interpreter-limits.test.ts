@@ -196,7 +196,7 @@ describe('runLadder: failing model calls', () => {
   });
 
   it('passes on unchanged a router error that is the request\'s own fault', async () => {
-    const unsupported = new ApiError(404, 'invalid_request_error', 'model_not_supported', 'No provider supports the model "x".', 'model');
+    const unsupported = new ApiError(404, 'invalid_request_error', 'model_not_found', 'No provider serves the model "x".', 'model');
     const model = fakeModel(() => {
       throw unsupported;
     });
