@@ -16,7 +16,6 @@ import ladders from './plugins/ladders.js';
 import quotas, { type QuotaOptions } from './plugins/quotas.js';
 import worker from './plugins/worker.js';
 import instanceEvents from './plugins/instance-events.js';
-import accountRoutes from './routes/account/index.js';
 import webhooks from './plugins/webhooks.js';
 import adminRoutes from './routes/admin/index.js';
 import healthRoutes from './routes/health/index.js';
@@ -37,6 +36,8 @@ import usageRoutes from './routes/usage/index.js';
 import pipelineEventRoutes from './routes/pipelines/events.js';
 import webhookRoutes from './routes/webhooks/index.js';
 import webhookDeliveryRoutes from './routes/webhooks/deliveries.js';
+import accountRoutes from './routes/account/index.js';
+import apiKeyRoutes from './routes/api-keys/index.js';
 
 export type AppOptions = InfrastructureOptions & QuotaOptions;
 
@@ -82,9 +83,14 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     await authed.register(pipelineEventRoutes, { prefix: '/v1/pipelines' });
     await authed.register(usageRoutes, { prefix: '/v1/usage' });
     await authed.register(accountRoutes, { prefix: '/v1/account' });
-    // Webhooks when a run ends (docs/webhooks.md).
-    await authed.register(webhookRoutes, { prefix: '/v1/webhooks' });
-    await authed.register(webhookDeliveryRoutes, { prefix: '/v1/webhooks' });
+    // Managing the account needs a `manage` key; a `use` key gets 403 insufficient_scope (docs/accounts.md).
+    await authed.register(async (manage) => {
+      manage.addHook('onRequest', manage.requireManageScope);
+      await manage.register(apiKeyRoutes, { prefix: '/v1/api-keys' });
+      // Webhooks when a run ends (docs/webhooks.md).
+      await manage.register(webhookRoutes, { prefix: '/v1/webhooks' });
+      await manage.register(webhookDeliveryRoutes, { prefix: '/v1/webhooks' });
+    });
     // /v1/{author}/...: static paths above win over these parametric ones.
     await authed.register(ladderRoutes, { prefix: '/v1' });
     await authed.register(ladderChatRoutes, { prefix: '/v1' });

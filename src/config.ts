@@ -73,6 +73,7 @@ export const EnvSchema = Type.Object({
   INSTANCE_RETENTION_DAYS: Int(0, 36_500, 30),
   RESPONSES_RETENTION_DAYS: Int(0, 36_500, 30),
   RETENTION_INTERVAL_MS: Int(1_000, 86_400_000, 3_600_000),
+  AUDIT_RETENTION_DAYS: Int(0, 36_500, 365),
   // Webhooks (docs/webhooks.md).
   WEBHOOK_CONCURRENCY: Int(0, 256, 8),
   WEBHOOK_TIMEOUT_MS: Int(100, 60_000, 10_000),
@@ -118,6 +119,8 @@ export interface Config {
   headersTimeoutMs: number;
   /** How long another node may keep honouring a revoked key (this node forgets at once). */
   keyCacheTtlMs: number;
+  /** Audit log entries older than this go with the retention job; 0 keeps them (docs/accounts.md). */
+  auditRetentionDays: number;
   providers: {
     timeoutMs: number;
     /** Deadline of one model call through the router, every fallback attempt together. */
@@ -236,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxHandshakingConnections: parsed.MAX_HANDSHAKING_CONNECTIONS,
     headersTimeoutMs: parsed.HEADERS_TIMEOUT_MS,
     keyCacheTtlMs: parsed.KEY_CACHE_TTL_MS,
+    auditRetentionDays: parsed.AUDIT_RETENTION_DAYS,
     providers: {
       timeoutMs: parsed.PROVIDER_TIMEOUT_MS,
       requestTimeoutMs: requestTimeout(parsed),

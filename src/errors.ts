@@ -129,3 +129,13 @@ export const quotaExceeded = (message: string) =>
 // ---- Webhooks (docs/webhooks.md) ----
 /** The one answer for a webhook endpoint that is unknown, malformed, or another account's. */
 export const webhookNotFound = (id: string) => notFound('webhook_not_found', `Webhook endpoint "${id}" was not found.`);
+
+// ---- Accounts and key scopes (docs/accounts.md) ----
+/** A `use` key on a route for `manage` keys: the account is the caller's own, so never 404. */
+export const insufficientScope = () =>
+  new ApiError(403, 'permission_error', 'insufficient_scope', 'This API key has the `use` scope; managing the account (its keys, webhooks and settings) needs a key with the `manage` scope.');
+
+/** The one answer for a key that is unknown, malformed, or another account's. */
+export const apiKeyNotFound = (id: string) => notFound('api_key_not_found', `No API key has id "${id}".`);
+
+export const accountNotFound = (username: string) => notFound('account_not_found', `No account has username "${username}".`);

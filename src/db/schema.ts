@@ -24,9 +24,14 @@ export const accounts = pgTable('accounts', {
   id: uuid('id').primaryKey().defaultRandom(),
   username: text('username').notNull().unique(),
   createdAt: createdAt(),
+  /** Set by the operator: the account's keys answer 401 account_disabled (docs/accounts.md). */
+  disabledAt: timestamp('disabled_at', { withTimezone: true, mode: 'date' }),
 });
 
 export type LadderAccessMode = 'unrestricted' | 'whitelist' | 'blacklist';
+
+/** `use`: everything the API gives a key; `manage`: also the account's keys, webhooks and settings. */
+export type ApiKeyScope = 'use' | 'manage';
 
 export const apiKeys = pgTable(
   'api_keys',
@@ -42,6 +47,10 @@ export const apiKeys = pgTable(
     keyHash: text('key_hash').notNull(),
     accessMode: text('access_mode').$type<LadderAccessMode>().notNull().default('unrestricted'),
     accessLadders: jsonb('access_ladders').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    scope: text('scope').$type<ApiKeyScope>().notNull().default('use'),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
+    /** The key that created this one through /v1/api-keys; null when the operator did. */
+    createdByKeyId: uuid('created_by_key_id'),
     createdAt: createdAt(),
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
   },
@@ -409,3 +418,27 @@ export const responses = pgTable(
   (t) => [index('responses_created_brin').using('brin', t.createdAt)],
 );
 // ---- end of the Responses API ------------------------------------------------------------------
+
+// ---- Accounts and the audit log (issue 23; docs/accounts.md) ---------------------------------
+
+export type AuditActorType = 'admin' | 'api_key' | 'cli';
+
+// One row per administrative change: who (the admin token, the command line, or which key),
+// what, to which account, when. Never a secret. No foreign keys: the log outlives what it names.
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    createdAt: createdAt(),
+    actorType: text('actor_type').$type<AuditActorType>().notNull(),
+    actorKeyId: uuid('actor_key_id'),
+    accountId: uuid('account_id'),
+    /** The account's username at the time, so the entry reads well after the account is gone. */
+    username: text('username'),
+    action: text('action').notNull(),
+    targetId: text('target_id'),
+    details: jsonb('details').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+  },
+  (t) => [index('audit_log_username_idx').on(t.username, t.id), index('audit_log_created_idx').on(t.createdAt)],
+);
+// ---- end of accounts -------------------------------------------------------------------------

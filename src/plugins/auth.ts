@@ -2,15 +2,18 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError, notFound, unauthenticated } from '../errors.js';
+import { ApiError, insufficientScope, notFound, unauthenticated } from '../errors.js';
 import { createAuthThrottle } from '../services/auth-throttle.js';
 import { createAuthenticator, type Authenticator, type Principal } from '../services/authenticator.js';
+import { onKeyChange } from '../services/key-notices.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     authenticator: Authenticator;
     /** onRequest hook: rejects requests without a valid API key, else sets request.principal. */
     requireApiKey: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /** onRequest hook after requireApiKey: 403 insufficient_scope unless the key has the `manage` scope. */
+    requireManageScope: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     /** onRequest hook for the admin API. */
     requireAdminToken: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
@@ -41,6 +44,16 @@ async function auth(app: FastifyInstance) {
   app.decorate('requireApiKey', async (request: FastifyRequest) => {
     request.principal = await authenticator.authenticate(request.headers.authorization);
   });
+  app.decorate('requireManageScope', async (request: FastifyRequest) => {
+    if (request.principal.scope !== 'manage') throw insufficientScope();
+  });
+
+  // Revoked, changed, disabled: every process drops the cached key when the change commits.
+  const unsubscribe = await onKeyChange(app.database, (notice) =>
+    notice.kind === 'key' ? authenticator.forget(notice.prefix) : authenticator.forgetAccount(notice.accountId),
+  );
+  // The database may be gone already (closed by its owner): nothing is left to stop listening on.
+  app.addHook('onClose', () => unsubscribe().catch(() => {}));
 
   const adminDigest = app.config.adminToken ? digest(app.config.adminToken) : null;
   const throttle = createAuthThrottle(app.config.adminAuthMaxFailuresPerMinute);

@@ -36,7 +36,8 @@ const TAGS = [
   { name: 'pipelines', description: 'Background ladder runs and the instance record of every run' },
   { name: 'webhooks', description: 'Endpoints told when your runs end: signed, retried, with a delivery log' },
   { name: 'usage', description: 'Requests, tokens and cost from the usage ledger' },
-  { name: 'account', description: 'The account your API key belongs to' },
+  { name: 'account', description: 'Your account: its limits and this month’s usage' },
+  { name: 'api-keys', description: 'Your account’s API keys; needs a key with the `manage` scope' },
   { name: 'admin', description: 'Accounts, API keys, limits, and every account’s ladders, runs and connections; needs the operator’s ADMIN_TOKEN' },
   { name: 'health', description: 'Liveness and readiness probes' },
 ];

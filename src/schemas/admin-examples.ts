@@ -1,11 +1,9 @@
 // Examples of the admin routes that `ladder-admin` uses when a server holds the embedded
 // database (issue 18); checked against their schemas by test/plugins/openapi.test.ts.
 import type { Static } from '@sinclair/typebox';
-import type { AccountListSchema, AdminConnectionSetSchema, AdminInstanceListSchema, AdminInstanceSchema, AdminSetConnectionBodySchema, ReencryptResultSchema } from './admin.js';
+import type { AdminConnectionSetSchema, AdminInstanceListSchema, AdminInstanceSchema, AdminSetConnectionBodySchema, ReencryptResultSchema } from './admin.js';
 import type { ConnectionListSchema } from './providers.js';
-import { accountExample, connectionExample } from './examples.js';
-
-export const accountListExample: Static<typeof AccountListSchema> = { data: [accountExample] };
+import { connectionExample } from './examples.js';
 
 const summary = {
   id: '3f2b8c1e-5d4a-4e6f-9a7b-2c1d0e9f8a6b',

@@ -18,10 +18,20 @@ export const LadderAccessSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const ApiKeyScopeSchema = StringEnum(['use', 'manage'], {
+  description: '`use`: the API as today (chat, ladders, runs, provider connections); `manage`: also the account’s keys, webhooks and settings',
+});
+
+export const ExpiresAt = Type.Union([Type.String({ description: 'ISO 8601 date-time with a time zone, in the future' }), Type.Null()], {
+  description: 'When the key stops working (401 expired_api_key); null: never',
+});
+
 export const CreateApiKeyBodySchema = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 100 })),
+    scope: Type.Optional({ ...ApiKeyScopeSchema, default: 'use' }),
     access: Type.Optional(LadderAccessSchema),
+    expires_at: Type.Optional(ExpiresAt),
   },
   { additionalProperties: false },
 );
@@ -31,7 +41,9 @@ export const ApiKeySchema = Type.Object({
   id: Uuid,
   key_prefix: Type.String({ description: 'The public part of the key, for recognising it' }),
   name: Type.Union([Type.String(), Type.Null()]),
+  scope: ApiKeyScopeSchema,
   access: LadderAccessSchema,
+  expires_at: Type.Union([Timestamp, Type.Null()], { description: 'When the key stops working; null: never' }),
   created_at: Timestamp,
   revoked_at: Type.Union([Timestamp, Type.Null()]),
 });
@@ -46,8 +58,6 @@ export const ApiKeyListSchema = Type.Object({
 });
 
 // ---- What ladder-admin needs when a running server holds the embedded database (issue 18) ----
-
-export const AccountListSchema = Type.Object({ data: Type.Array(AccountSchema) });
 
 export const InstanceStatusSchema = StringEnum(['pending', 'running', 'completed', 'failed', 'cancelled']);
 

@@ -284,7 +284,9 @@ export const createdApiKeyExample: Static<typeof CreatedApiKeySchema> = {
   id: INSTANCE_ID,
   key_prefix: 'ldr_live_x7Kp2mQa',
   name: 'CI pipeline',
+  scope: 'use',
   access: { mode: 'whitelist', ladders: ['alice/*'] },
+  expires_at: null,
   created_at: CREATED,
   key: 'ldr_live_x7Kp2mQa_3vN8sZk1qW0rT5yU9iO2pL6aS4dF7gH1jK3lM5nB8cV',
 };

@@ -1,14 +1,14 @@
-// Accounts and their API keys. Shared by the admin API and the admin command line, so
-// both enforce the same rules and answer with the same errors.
-import { and, asc, eq, isNull } from 'drizzle-orm';
+// Accounts. Shared by the admin API and the admin command line, so both enforce the same
+// rules and answer with the same errors; keys are in api-keys.ts.
+import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { accounts, apiKeys } from '../db/schema.js';
-import { generateApiKey } from '../crypto/api-keys.js';
-import { ApiError, conflict, invalidRequest, notFound } from '../errors.js';
+import { accounts } from '../db/schema.js';
+import { accountNotFound, conflict, invalidRequest } from '../errors.js';
 import { RESERVED_USERNAMES, SLUG_PATTERN, USERNAME_PATTERN } from '../schemas/common.js';
+import { recordAudit, type Actor } from './audit.js';
 import type { Principal } from './authenticator.js';
+import { notifyKeyChange } from './key-notices.js';
 import type { LadderAccess } from './ladder-access.js';
-
 
 const USERNAME_RE = new RegExp(USERNAME_PATTERN);
 const ACCESS_ENTRY_RE = new RegExp(`^${USERNAME_PATTERN.slice(1, -1)}/(?:\\*|${SLUG_PATTERN.slice(1, -1)})$`);
@@ -17,15 +17,6 @@ export interface AccountView {
   id: string;
   username: string;
   created_at: string;
-}
-
-export interface ApiKeyView {
-  id: string;
-  key_prefix: string;
-  name: string | null;
-  access: LadderAccess;
-  created_at: string;
-  revoked_at: string | null;
 }
 
 export function validateUsername(username: string): void {
@@ -56,86 +47,34 @@ export function validateAccess(access: LadderAccess): void {
   });
 }
 
-export async function createAccount(db: Db, username: string): Promise<AccountView> {
+export async function createAccount(db: Db, username: string, actor: Actor): Promise<AccountView> {
   validateUsername(username);
-  const [row] = await db.insert(accounts).values({ username }).onConflictDoNothing().returning();
-  if (!row) throw conflict('username_taken', `username "${username}" is already taken.`, 'username');
-  return { id: row.id, username: row.username, created_at: row.createdAt.toISOString() };
-}
-
-export async function listAccounts(db: Db): Promise<AccountView[]> {
-  const rows = await db.select().from(accounts).orderBy(asc(accounts.username));
-  return rows.map((row) => ({ id: row.id, username: row.username, created_at: row.createdAt.toISOString() }));
+  return db.transaction(async (tx) => {
+    const [row] = await tx.insert(accounts).values({ username }).onConflictDoNothing().returning();
+    if (!row) throw conflict('username_taken', `username "${username}" is already taken.`, 'username');
+    await recordAudit(tx, actor, { action: 'account.created', account: row, targetId: row.id });
+    return { id: row.id, username: row.username, created_at: row.createdAt.toISOString() };
+  });
 }
 
 /** Deletes the account and, by cascade, its keys, provider connections, ladders and runs. */
-export async function deleteAccount(db: Db, username: string): Promise<void> {
-  const deleted = await db.delete(accounts).where(eq(accounts.username, username)).returning({ id: accounts.id });
-  if (deleted.length === 0) throw notFound('account_not_found', `No account has username "${username}".`);
+export async function deleteAccount(db: Db, username: string, actor: Actor): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [deleted] = await tx.delete(accounts).where(eq(accounts.username, username)).returning();
+    if (!deleted) throw accountNotFound(username);
+    await recordAudit(tx, actor, { action: 'account.deleted', account: deleted, targetId: deleted.id });
+    // Its keys went with it (cascade): every process forgets them now, not at the cache's TTL.
+    await notifyKeyChange(tx, { kind: 'account', accountId: deleted.id });
+  });
 }
 
 export async function findAccount(db: Db, username: string) {
   const [row] = await db.select().from(accounts).where(eq(accounts.username, username));
-  if (!row) throw notFound('account_not_found', `No account has username "${username}".`);
+  if (!row) throw accountNotFound(username);
   return row;
-}
-
-export async function createApiKey(
-  db: Db,
-  username: string,
-  input: { name?: string | null; access?: LadderAccess },
-): Promise<ApiKeyView & { key: string }> {
-  const access = input.access ?? { mode: 'unrestricted', ladders: [] };
-  validateAccess(access);
-  const account = await findAccount(db, username);
-  const generated = generateApiKey();
-  const [row] = await db
-    .insert(apiKeys)
-    .values({
-      accountId: account.id,
-      name: input.name ?? null,
-      keyPrefix: generated.prefix,
-      keyHash: generated.hash,
-      accessMode: access.mode,
-      accessLadders: [...new Set(access.ladders)],
-    })
-    .returning();
-  if (!row) throw new ApiError(500, 'api_error', 'internal_error', 'The API key could not be stored.');
-  return { ...apiKeyView(row), key: generated.key };
-}
-
-export async function listApiKeys(db: Db, username: string): Promise<ApiKeyView[]> {
-  const account = await findAccount(db, username);
-  const rows = await db.select().from(apiKeys).where(eq(apiKeys.accountId, account.id)).orderBy(asc(apiKeys.createdAt));
-  return rows.map(apiKeyView);
-}
-
-/** Marks the key revoked (the row stays, for audit); returns its prefix so caches can forget it. */
-export async function revokeApiKey(db: Db, id: string): Promise<{ keyPrefix: string }> {
-  const [revoked] = await db
-    .update(apiKeys)
-    .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
-    .returning({ keyPrefix: apiKeys.keyPrefix });
-  if (revoked) return revoked;
-  // Revoking twice is not an error: the key is revoked either way.
-  const [existing] = await db.select({ keyPrefix: apiKeys.keyPrefix }).from(apiKeys).where(eq(apiKeys.id, id));
-  if (!existing) throw notFound('api_key_not_found', `No API key has id "${id}".`);
-  return existing;
-}
-
-function apiKeyView(row: typeof apiKeys.$inferSelect): ApiKeyView {
-  return {
-    id: row.id,
-    key_prefix: row.keyPrefix,
-    name: row.name,
-    access: { mode: row.accessMode, ladders: row.accessLadders },
-    created_at: row.createdAt.toISOString(),
-    revoked_at: row.revokedAt?.toISOString() ?? null,
-  };
 }
 
 /** The owner of an account, as the ladder service expects its callers: the admin API and the CLI act as it. */
 export function ownerOf(account: { id: string; username: string }): Principal {
-  return { accountId: account.id, username: account.username, apiKeyId: '', access: { mode: 'unrestricted', ladders: [] } };
+  return { accountId: account.id, username: account.username, apiKeyId: '', access: { mode: 'unrestricted', ladders: [] }, scope: 'manage', expiresAt: null };
 }

@@ -1,9 +1,10 @@
 // Resolves `Authorization: Bearer <key>` to the calling account. Lookups are cached so the
-// hot path costs no database round trip; revoking on this node evicts at once, and other
-// nodes drop a revoked key within `ttlMs` (KEY_CACHE_TTL_MS).
+// hot path costs no database round trip; a change to a key or its account evicts at once on
+// every node through key notices (key-notices.ts), and within `ttlMs` (KEY_CACHE_TTL_MS) at
+// worst, should a node miss one.
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { accounts, apiKeys } from '../db/schema.js';
+import { accounts, apiKeys, type ApiKeyScope } from '../db/schema.js';
 import { apiKeyMatches, apiKeyPrefix } from '../crypto/api-keys.js';
 import { unauthenticated } from '../errors.js';
 import type { LadderAccess } from './ladder-access.js';
@@ -13,12 +14,17 @@ export interface Principal {
   username: string;
   apiKeyId: string;
   access: LadderAccess;
+  /** `use` unless the key may also manage the account (docs/accounts.md). */
+  scope: ApiKeyScope;
+  /** When the key stops working; null: never. */
+  expiresAt: Date | null;
 }
 
 interface StoredKey {
   principal: Principal;
   hash: string;
   revoked: boolean;
+  accountDisabled: boolean;
 }
 
 interface CacheEntry {
@@ -31,16 +37,21 @@ const MAX_CACHE_ENTRIES = 50_000;
 
 export interface Authenticator {
   authenticate(authorization: string | undefined): Promise<Principal>;
-  /** Forget a key at once (after revocation on this node). */
+  /** Forget a key at once (after it was revoked or changed). */
   forget(keyPrefix: string): void;
+  /** Forget every key of an account at once (after it was disabled or enabled). */
+  forgetAccount(accountId: string): void;
 }
 
 export function createAuthenticator(db: Db, ttlMs: number): Authenticator {
   const cache = new Map<string, CacheEntry>();
+  // Bumped by every forget: a lookup that read the row before the change does not cache it after.
+  let generation = 0;
 
   async function lookup(prefix: string): Promise<StoredKey | null> {
     const cached = cache.get(prefix);
     if (cached && cached.expiresAt > Date.now()) return cached.key;
+    const started = generation;
     const [row] = await db
       .select({
         id: apiKeys.id,
@@ -48,8 +59,11 @@ export function createAuthenticator(db: Db, ttlMs: number): Authenticator {
         revokedAt: apiKeys.revokedAt,
         accessMode: apiKeys.accessMode,
         accessLadders: apiKeys.accessLadders,
+        scope: apiKeys.scope,
+        keyExpiresAt: apiKeys.expiresAt,
         accountId: accounts.id,
         username: accounts.username,
+        disabledAt: accounts.disabledAt,
       })
       .from(apiKeys)
       .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
@@ -58,15 +72,18 @@ export function createAuthenticator(db: Db, ttlMs: number): Authenticator {
       ? {
           hash: row.hash,
           revoked: row.revokedAt !== null,
+          accountDisabled: row.disabledAt !== null,
           principal: {
             accountId: row.accountId,
             username: row.username,
             apiKeyId: row.id,
             access: { mode: row.accessMode, ladders: row.accessLadders },
+            scope: row.scope,
+            expiresAt: row.keyExpiresAt,
           },
         }
       : null;
-    if (ttlMs > 0) {
+    if (ttlMs > 0 && started === generation) {
       if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
       cache.set(prefix, { key, expiresAt: Date.now() + ttlMs });
     }
@@ -89,8 +106,20 @@ export function createAuthenticator(db: Db, ttlMs: number): Authenticator {
         throw unauthenticated('Invalid API key.', 'invalid_api_key');
       }
       if (stored.revoked) throw unauthenticated('This API key has been revoked.', 'revoked_api_key');
+      if (stored.accountDisabled) throw unauthenticated('The account of this API key is disabled; ask the operator to enable it.', 'account_disabled');
+      const { expiresAt } = stored.principal;
+      if (expiresAt && expiresAt.getTime() <= Date.now()) {
+        throw unauthenticated(`This API key expired at ${expiresAt.toISOString()}.`, 'expired_api_key');
+      }
       return stored.principal;
     },
-    forget: (keyPrefix) => void cache.delete(keyPrefix),
+    forget: (keyPrefix) => {
+      generation++;
+      cache.delete(keyPrefix);
+    },
+    forgetAccount: (accountId) => {
+      generation++;
+      for (const [prefix, entry] of cache) if (entry.key?.principal.accountId === accountId) cache.delete(prefix);
+    },
   };
 }

@@ -1,8 +1,8 @@
 // Retention: finished instances older than the retention period go, their checkpoints and
 // events with them (ON DELETE CASCADE); idempotency keys are let go once their 24-hour window
-// has passed; raw usage rows older than theirs go (the hourly totals reports read stay), and
-// stored responses older than theirs. Deletes run in bounded batches that skip rows another process is deleting, so
-// every worker process may run the job at once without waiting on the others.
+// has passed; raw usage rows older than theirs go (the hourly totals reports read stay), as do
+// stored responses and audit entries older than theirs. Deletes run in bounded batches that skip
+// rows another process is deleting, so every worker process may run the job at once without waiting on the others.
 import type { Database } from '../db/client.js';
 
 /** How long an Idempotency-Key answers with the instance it first created. */
@@ -39,11 +39,18 @@ DELETE FROM responses WHERE id IN (
   SELECT id FROM responses WHERE created_at < $1::timestamptz LIMIT $2 FOR UPDATE SKIP LOCKED
 )`;
 
+// Audit entries older than AUDIT_RETENTION_DAYS, oldest first through their created_at index.
+const DELETE_AUDIT_SQL = `
+DELETE FROM audit_log WHERE id IN (
+  SELECT id FROM audit_log WHERE created_at < $1::timestamptz ORDER BY created_at LIMIT $2
+)`;
+
 export interface RetentionResult {
   deleted: number;
   keysCleared: number;
   usageRowsDeleted: number;
   responsesDeleted: number;
+  auditRowsDeleted: number;
 }
 
 export interface RetentionPeriods {
@@ -51,6 +58,8 @@ export interface RetentionPeriods {
   instanceDays: number;
   /** Raw usage rows; 0 keeps them forever. */
   usageRawDays: number;
+  /** Audit log entries; 0 keeps them forever. */
+  auditDays: number;
   /** Stored responses; 0 keeps them forever. Absent: 0. */
   responsesDays?: number;
 }
@@ -71,7 +80,7 @@ async function deleteInBatches(database: Pick<Database, 'query'>, statement: str
 
 /** One retention job as of `now`. */
 export async function runRetention(database: Pick<Database, 'query'>, periods: RetentionPeriods, now: Date = new Date()): Promise<RetentionResult> {
-  const result = { deleted: 0, keysCleared: 0, usageRowsDeleted: 0, responsesDeleted: 0 };
+  const result = { deleted: 0, keysCleared: 0, usageRowsDeleted: 0, responsesDeleted: 0, auditRowsDeleted: 0 };
   const keyCutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
   for (let i = 0; i < MAX_BATCHES; i++) {
     const n = (await database.query<{ id: string }>(FORGET_KEYS_SQL, [keyCutoff, BATCH])).length;
@@ -80,6 +89,7 @@ export async function runRetention(database: Pick<Database, 'query'>, periods: R
   }
   if (periods.instanceDays > 0) result.deleted = await deleteInBatches(database, DELETE_SQL, new Date(now.getTime() - periods.instanceDays * DAY_MS), BATCH);
   if (periods.usageRawDays > 0) result.usageRowsDeleted = await deleteInBatches(database, DELETE_USAGE_SQL, new Date(now.getTime() - periods.usageRawDays * DAY_MS), USAGE_BATCH);
+  if (periods.auditDays > 0) result.auditRowsDeleted = await deleteInBatches(database, DELETE_AUDIT_SQL, new Date(now.getTime() - periods.auditDays * DAY_MS), USAGE_BATCH);
   const responsesDays = periods.responsesDays ?? 0;
   if (responsesDays > 0) result.responsesDeleted = await deleteInBatches(database, DELETE_RESPONSES_SQL, new Date(now.getTime() - responsesDays * DAY_MS), BATCH);
   return result;

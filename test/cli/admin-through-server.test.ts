@@ -128,6 +128,50 @@ describe('ladder-admin while a server holds the embedded database', { timeout: 2
     expect((await json(['list-accounts'])).out.data).toEqual([]);
   });
 
+  it('key scope and expiry, list by name, show, disable, enable and the audit log work through the admin API too', async () => {
+    expect((await json(['create-account', 'remote-bob'])).code).toBe(0);
+    expect((await json(['create-account', 'remote-carol'])).code).toBe(0);
+    const expires = new Date(Date.now() + 86_400_000).toISOString();
+    const created = await json(['create-key', 'remote-bob', '--scope', 'manage', '--expires', expires, '--name', 'ops']);
+    expect(created).toMatchObject({ code: 0, out: { scope: 'manage', expires_at: expires, name: 'ops', key: expect.stringMatching(/^ldr_live_/) } });
+    expect(created.out).not.toHaveProperty('revoked_at');
+    expect((await json(['create-key', 'remote-bob'])).out).toMatchObject({ scope: 'use', expires_at: null });
+    expect((await json(['list-keys', 'remote-bob'])).out.data.map((k: { scope: string; expires_at: string | null }) => [k.scope, k.expires_at])).toEqual([['manage', expires], ['use', null]]);
+    expect(await json(['create-key', 'remote-bob', '--expires', '2001-01-01T00:00:00Z'])).toMatchObject({ code: 1, out: { error: { code: 'invalid_expires_at' } } });
+
+    expect((await json(['list-accounts', '--name', 'bob'])).out.data).toEqual([
+      { id: expect.any(String), username: 'remote-bob', created_at: expect.any(String), disabled: false, disabled_at: null, key_count: 2 },
+    ]);
+    expect((await json(['list-accounts'])).out.data.map((a: { username: string }) => a.username)).toEqual(['remote-bob', 'remote-carol']);
+    expect((await json(['show-account', 'remote-bob'])).out).toMatchObject({ username: 'remote-bob', key_count: 2, disabled: false, this_month: { requests: 0, cost_usd: 0 } });
+    expect(await json(['disable-account', 'remote-bob'])).toEqual({ code: 0, out: { username: 'remote-bob', disabled: true, changed: true, runs_cancelled: 0 } });
+    expect((await json(['show-account', 'remote-bob'])).out).toMatchObject({ disabled: true, disabled_at: expect.any(String) });
+    expect(await json(['disable-account', 'remote-bob'])).toMatchObject({ out: { changed: false } });
+    // The server refuses the disabled account's keys.
+    const refused = await post('/v1/chat/completions', created.out.key, { model: 'x', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(refused).toMatchObject({ status: 401, body: { error: { code: 'account_disabled' } } });
+    expect(await json(['enable-account', 'remote-bob'])).toEqual({ code: 0, out: { username: 'remote-bob', disabled: false, changed: true, runs_cancelled: 0 } });
+    expect(await json(['show-account', 'nobody-at-all'])).toMatchObject({ code: 1, out: { error: { code: 'account_not_found' } } });
+
+    expect(await json(['delete-account', 'remote-carol', '--yes'])).toEqual({ code: 0, out: { deleted: 'remote-carol' } });
+    // Through the server the admin token makes the change: the actor is `admin`.
+    const audit = await json(['audit', '--limit', '150']);
+    const mine = audit.out.data.filter((e: { account: string | null }) => e.account === 'remote-bob' || e.account === 'remote-carol');
+    expect(mine.map((e: { action: string; account: string; actor: string }) => [e.action, e.account, e.actor])).toEqual([
+      ['account.deleted', 'remote-carol', 'admin'],
+      ['account.enabled', 'remote-bob', 'admin'],
+      ['account.disabled', 'remote-bob', 'admin'],
+      ['api_key.created', 'remote-bob', 'admin'],
+      ['api_key.created', 'remote-bob', 'admin'],
+      ['account.created', 'remote-carol', 'admin'],
+      ['account.created', 'remote-bob', 'admin'],
+    ]);
+    expect((await json(['audit', '--account', 'remote-carol'])).out.data).toHaveLength(2);
+    // --limit and --action reach the server: the newest creation only.
+    expect((await json(['audit', '--limit', '1', '--action', 'account.created'])).out.data).toEqual([expect.objectContaining({ action: 'account.created', account: 'remote-carol' })]);
+    expect(await json(['delete-account', 'remote-bob', '--yes'])).toEqual({ code: 0, out: { deleted: 'remote-bob' } });
+  });
+
   it('create-key without arguments is a usage error (exit 2), with or without the admin token', async () => {
     const usage = { code: 2, out: { error: { message: 'missing username', type: 'usage_error', code: 'usage' } } };
     expect(await json(['create-key'])).toEqual(usage);

@@ -97,7 +97,7 @@ describe('ladder-admin on an embedded database', { timeout: 180_000 }, () => {
     const listed = await json('list-accounts');
     expect(listed.out.data.map((a: { username: string }) => a.username)).toEqual(['cli-admin', 'cli-doomed']);
     const table = await run(['list-accounts']);
-    expect(table.stdout.split('\n')[0]).toMatch(/^USERNAME +ID +CREATED_AT$/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^USERNAME +ID +CREATED_AT +DISABLED +KEY_COUNT$/);
     expect(table.stdout).toMatch(/\ncli-doomed +[0-9a-f-]{36} +\d{4}-/);
 
     expect(await json('delete-account', 'cli-doomed')).toMatchObject({ code: 2, out: { error: { message: expect.stringContaining('add --yes to confirm') } } });

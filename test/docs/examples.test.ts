@@ -81,6 +81,7 @@ const EXAMPLES: Array<[string, string, Kind]> = [
   ['docs/pipelines.md', '"has_more": true', { check: 'instance list' }],
   ['docs/quotas.md', '"group": "gpt-4o-mini"', { check: 'usage report' }],
   ['docs/quotas.md', '"my-finetune"', { check: 'prices file' }],
+  ['docs/accounts.md', '"code": "insufficient_scope"', { check: 'use key refused' }],
 ];
 
 const examples = PAGES.flatMap(blocksOf).filter(isExample);
@@ -219,6 +220,15 @@ describe('the examples, run against the built server and examples/', { timeout: 
     done.add(printed);
     const res = await api('POST', '/v1/chat/completions', env.LADDER_KEY!, { messages: [{ role: 'user', content: 'Hi' }] });
     expect(res.status).toBe(400);
+    expect(res.body).toEqual(docJson(printed.text));
+  });
+
+  it('docs/accounts.md: the 403 printed is the answer to a `use` key on a management route', async () => {
+    const printed = block('docs/accounts.md', '"code": "insufficient_scope"');
+    done.add(printed);
+    // The quickstart's key was created without a scope: `use`.
+    const res = await api('GET', '/v1/api-keys', env.LADDER_KEY!);
+    expect(res.status).toBe(403);
     expect(res.body).toEqual(docJson(printed.text));
   });
 

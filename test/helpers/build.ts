@@ -81,20 +81,21 @@ export async function createKey(
   app: FastifyInstance,
   username: string,
   access?: { mode: 'unrestricted' | 'whitelist' | 'blacklist'; ladders: string[] },
+  more: { scope?: 'use' | 'manage'; expires_at?: string; name?: string } = {},
 ) {
   const res = await app.inject({
     method: 'POST',
     url: `/v1/admin/accounts/${username}/api-keys`,
     headers: adminHeaders,
-    payload: access ? { access } : {},
+    payload: { ...(access ? { access } : {}), ...more },
   });
   if (res.statusCode !== 201) throw new Error(`createKey failed: ${res.statusCode} ${res.body}`);
   return res.json<{ id: string; key: string; key_prefix: string }>();
 }
 
-/** An account with one unrestricted key, and the headers to call as it. */
-export async function createUser(app: FastifyInstance, username?: string) {
+/** An account with one unrestricted key (`use` unless told), and the headers to call as it. */
+export async function createUser(app: FastifyInstance, username?: string, scope: 'use' | 'manage' = 'use') {
   const account = await createAccount(app, username);
-  const key = await createKey(app, account.username);
+  const key = await createKey(app, account.username, undefined, { scope });
   return { ...account, key: key.key, keyId: key.id, headers: { authorization: `Bearer ${key.key}` } };
 }

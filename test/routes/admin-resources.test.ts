@@ -18,7 +18,7 @@ describe('admin API for the command line', () => {
   it('lists accounts and deletes one with its keys, which stop working at once', async () => {
     const user = await createUser(t.app, 'doomed-user');
     expect((await t.app.inject({ method: 'GET', url: '/v1/providers', headers: user.headers })).statusCode).toBe(200);
-    expect((await admin('GET', '/accounts')).json().data).toContainEqual({ id: user.id, username: 'doomed-user', created_at: expect.any(String) });
+    expect((await admin('GET', '/accounts')).json().data).toContainEqual({ id: user.id, username: 'doomed-user', created_at: expect.any(String), disabled: false, disabled_at: null, key_count: 1 });
     expect((await admin('DELETE', '/accounts/doomed-user')).json()).toEqual({ ok: true });
     expect((await t.app.inject({ method: 'GET', url: '/v1/providers', headers: user.headers })).statusCode).toBe(401);
     expect((await admin('GET', '/accounts')).json().data.map((a: { username: string }) => a.username)).not.toContain('doomed-user');

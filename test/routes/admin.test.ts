@@ -65,7 +65,8 @@ describe('admin API', () => {
     });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(Object.keys(body).sort()).toEqual(['access', 'created_at', 'id', 'key', 'key_prefix', 'name']);
+    expect(Object.keys(body).sort()).toEqual(['access', 'created_at', 'expires_at', 'id', 'key', 'key_prefix', 'name', 'scope']);
+    expect(body).toMatchObject({ scope: 'use', expires_at: null });
     expect(body.key).toMatch(/^ldr_live_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{43}$/);
     expect(body.key.startsWith(body.key_prefix)).toBe(true);
     expect(body.access).toEqual({ mode: 'whitelist', ladders: ['grace/summarise', 'heidi/*'] });
@@ -82,7 +83,7 @@ describe('admin API', () => {
     expect(list.statusCode).toBe(200);
     expect(list.json()).toEqual({
       data: [{
-        id: body.id, key_prefix: body.key_prefix, name: 'ci', access: body.access, created_at: body.created_at, revoked_at: null,
+        id: body.id, key_prefix: body.key_prefix, name: 'ci', scope: 'use', access: body.access, expires_at: null, created_at: body.created_at, revoked_at: null,
         limits: { requests_per_minute: null, tokens_per_minute: null, usd_per_day: null, usd_per_month: null },
       }],
     });

@@ -37,7 +37,7 @@ describe('webhook deliveries', () => {
     fake.reset();
     receiver.received.length = 0;
     receiver.script([]);
-    user = await createUser(t.app);
+    user = await createUser(t.app, undefined, 'manage');
     await t.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'openai', api_key: fake.apiKey } });
     await t.app.inject({ method: 'PUT', url: `/v1/${user.username}/minimal`, headers: user.headers, payload: { config: minimalLadder } });
   });
@@ -244,7 +244,7 @@ describe('webhook deliveries from the background senders', () => {
     const receiver = await startWebhookReceiver();
     const t = await build({ WORKER_POLL_MS: '100', PROVIDER_BASE_URL_OPENAI: fake.baseUrl });
     try {
-      const user = await createUser(t.app);
+      const user = await createUser(t.app, undefined, 'manage');
       await t.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'openai', api_key: fake.apiKey } });
       await t.app.inject({ method: 'PUT', url: `/v1/${user.username}/minimal`, headers: user.headers, payload: { config: minimalLadder } });
       const { secret } = (await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: user.headers, payload: { url: receiver.url } })).json<{ secret: string }>();

@@ -46,7 +46,7 @@ describe('a webhook delivery across a SIGKILL', () => {
     }
     // The account, its endpoint and a finished run (its delivery queued), written by a process that sends nothing.
     const setup = await build({ WORKER_CONCURRENCY: '0', PROVIDER_BASE_URL_OPENAI: fake.baseUrl }, { database });
-    const user = await createUser(setup.app);
+    const user = await createUser(setup.app, undefined, 'manage');
     await setup.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: { provider: 'openai', api_key: fake.apiKey } });
     await setup.app.inject({ method: 'PUT', url: `/v1/${user.username}/minimal`, headers: user.headers, payload: { config: minimalLadder } });
     const { secret } = (await setup.app.inject({ method: 'POST', url: '/v1/webhooks', headers: user.headers, payload: { url: receiver.url } })).json<{ secret: string }>();

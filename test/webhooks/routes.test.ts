@@ -12,7 +12,7 @@ describe('/v1/webhooks', () => {
   beforeAll(async () => {
     // As in production: private endpoints refused.
     t = await build({ ALLOW_PRIVATE_ENDPOINTS: 'false', WORKER_CONCURRENCY: '0' });
-    user = await createUser(t.app);
+    user = await createUser(t.app, undefined, 'manage');
   });
   afterAll(async () => t?.close());
 
@@ -106,7 +106,7 @@ describe('/v1/webhooks', () => {
 
   it("another account's, an unknown and a malformed id are the same 404 on every route", async () => {
     const { id } = (await post({ url: 'https://93.184.215.14/o' })).json();
-    const other = await createUser(t.app);
+    const other = await createUser(t.app, undefined, 'manage');
     for (const target of [id, '00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
       for (const [method, suffix] of [['GET', ''], ['PATCH', ''], ['DELETE', ''], ['POST', '/test'], ['POST', '/rotate-secret'], ['GET', '/deliveries']] as const) {
         const res = await t.app.inject({ method, url: `/v1/webhooks/${target}${suffix}`, headers: other.headers, ...(method === 'PATCH' ? { payload: { description: 'x' } } : {}) });

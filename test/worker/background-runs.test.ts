@@ -169,7 +169,7 @@ describe('background runs', () => {
     expect(h.fake.requests).toHaveLength(0);
   });
 
-  it('retention deletes old finished instances with their checkpoints and events, forgets old idempotency keys, and deletes raw usage rows past USAGE_RAW_RETENTION_DAYS', async () => {
+  it('retention deletes old finished instances with their checkpoints and events, forgets old idempotency keys, and deletes raw usage rows, stored responses and audit entries past their periods', async () => {
     const now = new Date('2031-06-01T00:00:00Z');
     const daysAgo = (d: number) => new Date(now.getTime() - d * 86_400_000);
     const old = await pending('old', { status: 'completed', finished_at: daysAgo(31), created_at: daysAgo(31), idempotency_key: 'k-old' });
@@ -192,7 +192,21 @@ describe('background runs', () => {
       `insert into usage_hourly (account_id, hour, model, requests, prompt_tokens, completion_tokens, total_tokens, cost_usd) values ($1, $2, 'old-0', 1, 1, 1, 2, 0)`,
       [account, daysAgo(31)],
     );
+    // Stored responses (RESPONSES_RETENTION_DAYS 30) and audit entries (AUDIT_RETENTION_DAYS 365).
+    const response = (id: string, at: Date) =>
+      db().query(`insert into responses (id, account_id, input_items, body, created_at) values ($1, $2, '[]', '{}', $3)`, [id, user.id, at]);
+    await response('00000000-0000-4000-8000-0000000000a1', daysAgo(31));
+    await response('00000000-0000-4000-8000-0000000000a2', daysAgo(29));
+    const audit = (action: string, at: Date) =>
+      db().query(`insert into audit_log (actor_type, username, action, created_at) values ('admin', $1, $2, $3)`, [user.username, action, at]);
+    await audit('old.entry', daysAgo(366));
+    await audit('young.entry', daysAgo(364));
     const result = await h.app.runRetention(now);
+    expect(result.responsesDeleted).toBe(1);
+    expect(await db().query('select id from responses where account_id = $1', [user.id])).toEqual([{ id: '00000000-0000-4000-8000-0000000000a2' }]);
+    // Entries other tests wrote are dated today, years before `now`: they go too.
+    expect(result.auditRowsDeleted).toBeGreaterThanOrEqual(1);
+    expect(await db().query(`select action from audit_log where action like '%.entry'`)).toEqual([{ action: 'young.entry' }]);
     // Other tests of this app recorded calls at today's date, years before `now`: those go too.
     expect(result.usageRowsDeleted).toBeGreaterThanOrEqual(3);
     expect(await db().query('select model from usage_records where account_id = $1', [account])).toEqual([{ model: 'young' }]);
@@ -205,6 +219,6 @@ describe('background runs', () => {
     expect(await instance(db(), young)).toMatchObject({ idempotency_key: null });
     expect(await instance(db(), fresh)).toMatchObject({ idempotency_key: 'k-fresh' });
     expect(await instance(db(), stuck)).toMatchObject({ status: 'cancelled' });
-    expect(await h.app.runRetention(now)).toEqual({ deleted: 0, keysCleared: 0, usageRowsDeleted: 0, responsesDeleted: 0 });
+    expect(await h.app.runRetention(now)).toEqual({ deleted: 0, keysCleared: 0, usageRowsDeleted: 0, responsesDeleted: 0, auditRowsDeleted: 0 });
   });
 });

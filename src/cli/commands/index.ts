@@ -1,6 +1,7 @@
 // The one table of admin commands, in the order `ladder-admin help` lists them.
 import type { Command } from '../command.js';
 import { accountCommands } from './accounts.js';
+import { auditCommands } from './audit.js';
 import { connectionCommands } from './connections.js';
 import { instanceCommands } from './instances.js';
 import { keyCommands } from './keys.js';
@@ -12,6 +13,7 @@ export const commands: Command[] = [
   ...accountCommands,
   ...keyCommands,
   ...limitCommands,
+  ...auditCommands,
   ...ladderCommands,
   ...instanceCommands,
   ...connectionCommands,

@@ -5,7 +5,9 @@ import type { Db } from '../../db/client.js';
 import { apiKeys } from '../../db/schema.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import { createLimitsStore, type Limits } from '../../quotas/limits-store.js';
-import { findAccount, listApiKeys, type ApiKeyView } from '../../services/accounts.js';
+import { findAccount } from '../../services/accounts.js';
+import { listApiKeys, type ApiKeyView } from '../../services/api-keys.js';
+import { CLI_ACTOR, recordAudit } from '../../services/audit.js';
 import type { AdminApi } from '../remote.js';
 
 export const LIMIT_FLAGS = {
@@ -57,9 +59,11 @@ export async function limitsCommand(db: Db, username: string, flags: LimitFlags)
       id = key.id;
     }
     // Only the limits named by a flag change; the others stay as they are.
-    await store.set(scope, id, apply(await store.get(scope, id), changes));
+    const limits = apply(await store.get(scope, id), changes);
+    await store.set(scope, id, limits);
+    await recordAudit(db, CLI_ACTOR, { action: scope === 'account' ? 'account.limits_set' : 'api_key.limits_set', account, targetId: id, details: { limits } });
   }
-  const keys = await listApiKeys(db, username);
+  const keys = await listApiKeys(db, account.id);
   const keyLimits = await store.many('api_key', keys.map((k) => k.id));
   return {
     data: [

@@ -1,33 +1,38 @@
-// GET /v1/account: who the calling API key belongs to. The web UI signs in with it, and
-// prefills "save as" with the username, the author of the ladders the key can save.
+// GET /v1/account: the caller's account, its limits, this month's usage, and the key calling.
+// Any key may read it (a `use` key learns its scope here, so a client knows what it may do).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
-import { LadderAccessSchema } from '../../schemas/admin.js';
-import { errorResponses, successResponse, Uuid } from '../../schemas/common.js';
-
-const CallerSchema = Type.Object({
-  id: Uuid,
-  username: Type.String({ description: 'The author of the ladders this account saves' }),
-  api_key: Type.Object({ id: Uuid, access: LadderAccessSchema }, { description: 'The key that made this request' }),
-});
-
-const example = {
-  id: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
-  username: 'alice',
-  api_key: { id: '3f2b8c1e-5d4a-4e6f-9a7b-2c1d0e9f8a6b', access: { mode: 'unrestricted' as const, ladders: [] } },
-};
+import { MyAccountSchema } from '../../schemas/accounts.js';
+import { errorResponses, successResponse } from '../../schemas/common.js';
+import { findAccount } from '../../services/accounts.js';
+import { monthUsage } from '../../services/account-overview.js';
+import { getApiKey } from '../../services/api-keys.js';
+import * as ex from '../../schemas/account-examples.js';
 
 const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('', {
     schema: {
-      operationId: 'getAccount',
+      operationId: 'getOwnAccount',
       tags: ['account'],
-      summary: 'The account the API key belongs to, and the key’s ladder access',
-      response: { 200: successResponse('Your account', CallerSchema, example), ...errorResponses(401) },
+      summary: 'Your account: its limits, this month’s usage and spend, and the key you called with',
+      response: { 200: successResponse('Your account', MyAccountSchema, ex.myAccountExample), ...errorResponses(401) },
     },
   }, async (request) => {
-    const { accountId, username, apiKeyId, access } = request.principal;
-    return { id: accountId, username, api_key: { id: apiKeyId, access } };
+    const { accountId, apiKeyId, username } = request.principal;
+    await app.usageLedger.flush(); // read-your-writes on this node
+    const [account, key, limits] = await Promise.all([
+      findAccount(app.db, username),
+      getApiKey(app.db, accountId, apiKeyId),
+      app.limitsStore.forSubject(accountId, apiKeyId),
+    ]);
+    const { revoked_at: _, ...calling } = key;
+    return {
+      id: account.id,
+      username: account.username,
+      created_at: account.createdAt.toISOString(),
+      limits: { account: limits.account, key: limits.key },
+      this_month: await monthUsage(app.database, accountId, app.quotaClock()),
+      key: calling,
+    };
   });
 };
 

@@ -2,10 +2,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
-import { apiKeys } from '../../db/schema.js';
+import { accounts, apiKeys } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { NO_LIMITS, type Limits } from '../../quotas/limits-store.js';
 import { findAccount } from '../../services/accounts.js';
+import { ADMIN_ACTOR, recordAudit } from '../../services/audit.js';
 import { errorResponses, Username, Uuid, successResponse, withExamples } from '../../schemas/common.js';
 import { LimitsBodySchema, LimitsSchema, UsageQuerySchema, UsageReportSchema, type LimitsBody } from '../../schemas/quotas.js';
 import { usageRange, usageReport } from '../../usage/report.js';
@@ -17,9 +18,10 @@ const Limits = successResponse('The limits in force; null: unlimited', LimitsSch
 const limitsOf = (body: LimitsBody): Limits => ({ ...NO_LIMITS, ...body });
 
 const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  async function keyExists(id: string): Promise<void> {
-    const [row] = await app.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id));
+  async function keyExists(id: string): Promise<{ id: string; username: string }> {
+    const [row] = await app.db.select({ id: accounts.id, username: accounts.username }).from(apiKeys).innerJoin(accounts, eq(accounts.id, apiKeys.accountId)).where(eq(apiKeys.id, id));
     if (!row) throw notFound('api_key_not_found', `No API key has id "${id}".`);
+    return row;
   }
 
   app.get('/accounts/:username/limits', {
@@ -40,7 +42,9 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const account = await findAccount(app.db, request.params.username);
-    return app.limitsStore.set('account', account.id, limitsOf(request.body));
+    const limits = await app.limitsStore.set('account', account.id, limitsOf(request.body));
+    await recordAudit(app.db, ADMIN_ACTOR, { action: 'account.limits_set', account, targetId: account.id, details: { limits } });
+    return limits;
   });
 
   app.get('/api-keys/:id/limits', {
@@ -62,8 +66,10 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Limits, ...errorResponses(400, 401, 404) },
     },
   }, async (request) => {
-    await keyExists(request.params.id);
-    return app.limitsStore.set('api_key', request.params.id, limitsOf(request.body));
+    const account = await keyExists(request.params.id);
+    const limits = await app.limitsStore.set('api_key', request.params.id, limitsOf(request.body));
+    await recordAudit(app.db, ADMIN_ACTOR, { action: 'api_key.limits_set', account, targetId: request.params.id, details: { limits } });
+    return limits;
   });
 
   app.get('/accounts/:username/usage', {

@@ -31,7 +31,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: DeliveryListQuerySchema,
       response: {
         200: successResponse('A page of deliveries', DeliveryListSchema, { object: 'list', data: [ex.deliveryExample], has_more: false, next_cursor: null }),
-        ...errorResponses(400, 401, 404),
+        ...errorResponses(403, 400, 401, 404),
       },
     },
   }, async (request): Promise<DeliveryList> => {
@@ -54,7 +54,7 @@ const deliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'A `webhook.test` message, signed like every other, is sent at once; the answer is its delivery after that first attempt. ' +
         'If it failed, it is retried like any delivery. A disabled endpoint can be tested too (it stays disabled).',
       params: WebhookParamsSchema,
-      response: { 200: successResponse('The delivery after its first attempt', DeliverySchema, ex.deliveryExample), ...errorResponses(401, 404) },
+      response: { 200: successResponse('The delivery after its first attempt', DeliverySchema, ex.deliveryExample), ...errorResponses(403, 401, 404) },
     },
   }, async (request) => {
     const endpoint = await app.webhooks.get(request.principal.accountId, request.params.id);
