@@ -23,6 +23,7 @@ import metricsRoute from './routes/metrics/index.js';
 import catalogRoute from './routes/providers/catalog.js';
 import providerRoutes from './routes/providers/index.js';
 import chatRoutes from './routes/chat/index.js';
+import embeddingRoutes from './routes/embeddings/index.js';
 import modelRoutes from './routes/models/index.js';
 import validateRoutes from './routes/validate/index.js';
 import ladderRoutes from './routes/ladders/index.js';
@@ -68,6 +69,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     authed.addHook('onRequest', authed.requireApiKey);
     await authed.register(providerRoutes, { prefix: '/v1/providers' });
     await authed.register(chatRoutes, { prefix: '/v1/chat' });
+    await authed.register(embeddingRoutes, { prefix: '/v1' });
     await authed.register(modelRoutes, { prefix: '/v1' });
     await authed.register(validateRoutes, { prefix: '/v1/validate' });
     // Background runs (docs/pipelines.md).

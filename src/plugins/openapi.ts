@@ -30,6 +30,8 @@ export const DOCS_CSP = [
 
 const TAGS = [
   { name: 'chat', description: 'OpenAI-compatible chat completions over your own provider keys, with fallback' },
+  { name: 'embeddings', description: 'OpenAI-compatible embeddings over your own provider keys, with fallback' },
+  { name: 'messages', description: 'Anthropic-compatible Messages API over your own provider keys, any vendor, with fallback' },
   { name: 'models', description: 'The models your provider connections can serve' },
   { name: 'providers', description: 'Your provider connections (bring your own key) and the provider catalog' },
   { name: 'ladders', description: 'Authoring, validating and running ladders: multi-step LLM workflows' },

@@ -7,7 +7,7 @@ import {
   THINKING_BUDGET, checkSupport, functionToolsOnly, isHttpUrl, parseArguments, parseDataUrl, partsOf, plainText, stopList,
   unsupportedContent, unsupportedParameter, type SupportTable,
 } from './content.js';
-import { ShapeError, isObject, outputOf, textChoice, usageOf, type Json, type VendorAdapter } from './types.js';
+import { ShapeError, count, isObject, outputOf, textChoice, usageOf, type Json, type VendorAdapter } from './types.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 /** Anthropic requires max_tokens; this is sent when the caller gives none. */
@@ -202,6 +202,19 @@ export const anthropicAdapter: VendorAdapter = {
   }),
   path: (basePath) => `${basePath}/v1/messages`,
   toVendor: toAnthropicBody,
+  countTokens: {
+    path: (basePath) => `${basePath}/v1/messages/count_tokens`,
+    // The members count_tokens takes; max_tokens, stream, sampling and metadata it refuses.
+    body: (request, vendorModel) => {
+      const body: Json = { model: vendorModel, messages: request.messages };
+      for (const key of ['system', 'tools', 'tool_choice', 'thinking'] as const) if (request[key] !== undefined) body[key] = request[key];
+      return body;
+    },
+    parse(body) {
+      if (!isObject(body) || typeof body.input_tokens !== 'number') throw new ShapeError('no input_tokens');
+      return count(body.input_tokens);
+    },
+  },
   stream: anthropicStream({ finish: FINISH, wantsJson }),
   fromVendor(body, request) {
     if (!isObject(body) || !Array.isArray(body.content)) throw new ShapeError('no content array');

@@ -1,6 +1,7 @@
 // Google Gemini generateContent (Generative Language API, v1beta). Tools become
 // functionDeclarations, tool calls functionCall parts and tool results functionResponse parts.
 import { geminiStream } from './gemini-stream.js';
+import { geminiEmbeddings } from '../embeddings/gemini-embeddings.js';
 import { randomUUID } from 'node:crypto';
 import { invalidRequest } from '../../errors.js';
 import type { RequestMessage } from '../../schemas/chat-messages.js';
@@ -252,6 +253,7 @@ export const geminiAdapter: VendorAdapter = {
   path: (basePath, vendorModel) => `${basePath}/v1beta/models/${encodeURIComponent(vendorModel)}:generateContent`,
   toVendor: toGeminiBody,
   stream: geminiStream(FINISH),
+  embeddings: geminiEmbeddings,
   fromVendor(body) {
     if (!isObject(body)) throw new ShapeError('body is not an object');
     const meta = isObject(body.usageMetadata) ? body.usageMetadata : {};

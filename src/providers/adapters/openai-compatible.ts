@@ -1,8 +1,9 @@
 // The OpenAI chat completions wire format, shared by every OpenAI-compatible vendor, Azure and custom endpoints.
 import type { ChatRequest, Choice } from '../types.js';
-import { ShapeError, count, epochSeconds, isObject, outputOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
+import { ShapeError, epochSeconds, isObject, outputOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
 import { FINISH, openAIErrorMessage, parseOpenAIUsage } from './openai-wire.js';
 import { openAIStream } from './openai-stream.js';
+import { openAIEmbeddings, type OpenAIEmbeddingsSpec } from '../embeddings/openai-embeddings.js';
 
 export interface OpenAICompatibleSpec {
   id: string;
@@ -20,6 +21,8 @@ export interface OpenAICompatibleSpec {
   modelList?: boolean;
   /** Send `stream_options.include_usage` on streams; false for vendors that refuse members they do not know. Default true. */
   streamUsageOption?: boolean;
+  /** The vendor's embeddings endpoint and what it takes of OpenAI's request; absent: it has none. */
+  embeddings?: OpenAIEmbeddingsSpec;
 }
 
 
@@ -49,6 +52,7 @@ export function openAICompatible(spec: OpenAICompatibleSpec): VendorAdapter {
     fromVendor: parseChatCompletion,
     stream: openAIStream(spec.streamUsageOption ?? true),
     errorInfo: (_status, body) => ({ message: openAIErrorMessage(body) }),
+    ...(spec.embeddings ? { embeddings: openAIEmbeddings(spec.id, spec.embeddings) } : {}),
     ...(spec.modelList === false ? {} : { models: { path: (basePath: string) => `${basePath}/models`, parse: parseModelList } }),
   };
 }

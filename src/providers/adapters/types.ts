@@ -1,6 +1,8 @@
 import type { ChatRequest, Choice, FinishReason, Usage } from '../types.js';
 import { storableCount } from '../../storable.js';
 import type { StreamSupport } from '../stream/types.js';
+import type { EmbeddingSupport } from '../embeddings/types.js';
+import type { TokenCounting } from '../messages/types.js';
 import type { VendorErrorKind } from '../vendor-errors.js';
 
 /** What every adapter extracts from a successful vendor body. */
@@ -43,6 +45,10 @@ export interface VendorAdapter {
   errorInfo(status: number, body: unknown): { message?: string | undefined; kind?: VendorErrorKind | undefined };
   /** Streaming (`stream: true`): the body change and the event reader. */
   readonly stream?: StreamSupport;
+  /** POST /v1/embeddings, for vendors whose API has embeddings (the catalog says which models). */
+  readonly embeddings?: EmbeddingSupport;
+  /** Counting a Messages request's input tokens without running it (Anthropic's count_tokens). */
+  readonly countTokens?: TokenCounting;
   /** The vendor's model list (GET), when it offers one. */
   readonly models?: {
     path(basePath: string): string;
