@@ -24,6 +24,7 @@ import catalogRoute from './routes/providers/catalog.js';
 import providerRoutes from './routes/providers/index.js';
 import chatRoutes from './routes/chat/index.js';
 import embeddingRoutes from './routes/embeddings/index.js';
+import messagesRoutes from './routes/messages/index.js';
 import modelRoutes from './routes/models/index.js';
 import validateRoutes from './routes/validate/index.js';
 import ladderRoutes from './routes/ladders/index.js';
@@ -63,6 +64,9 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
 
   // Without ADMIN_TOKEN the admin API does not exist, as far as anyone can tell: no routes.
   if (options.config.adminToken) await fastify.register(adminRoutes, { prefix: '/v1/admin' });
+
+  // Anthropic's Messages API: its own key header (x-api-key) and error shape (docs/messages.md).
+  await fastify.register(messagesRoutes, { prefix: '/v1' });
 
   // Everything else needs an API key.
   await fastify.register(async (authed) => {

@@ -64,7 +64,7 @@ export function geminiEmbeddings(req: RecordedRequest) {
 }
 
 /** Anthropic's POST /v1/messages/count_tokens takes these members only. */
-const COUNT_MEMBERS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'mcp_servers']);
+const COUNT_MEMBERS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'cache_control', 'speed', 'mcp_servers']);
 
 export function checkAnthropicCount(body: any): Problem {
   if (!isObj(body)) return { status: 400, message: 'Request body must be JSON' };

@@ -1,6 +1,7 @@
 // Anthropic Messages API. OpenAI-style messages are rebuilt as Anthropic turns of content blocks;
 // tool calls become tool_use / tool_result blocks, and a JSON response_format a forced tool.
 import { anthropicStream } from './anthropic-stream.js';
+import { messagesOrigin } from '../messages/types.js';
 import type { RequestMessage } from '../../schemas/chat-messages.js';
 import type { ChatRequest, Choice, FinishReason } from '../types.js';
 import {
@@ -114,6 +115,9 @@ function assistantBlocks(message: RequestMessage, i: number): Block[] {
  * messages become one turn whose blocks keep their order.
  */
 export function toAnthropicBody(request: ChatRequest, vendorModel: string): Json {
+  const origin = messagesOrigin(request);
+  // A Messages request goes as it came: the model as routed, the output cap as admitted.
+  if (origin) return { ...origin.body, model: vendorModel, max_tokens: request.max_tokens ?? origin.body.max_tokens };
   checkSupport(P, request, SUPPORT);
   const system: string[] = [];
   const turns: Turn[] = [];
@@ -204,12 +208,8 @@ export const anthropicAdapter: VendorAdapter = {
   toVendor: toAnthropicBody,
   countTokens: {
     path: (basePath) => `${basePath}/v1/messages/count_tokens`,
-    // The members count_tokens takes; max_tokens, stream, sampling and metadata it refuses.
-    body: (request, vendorModel) => {
-      const body: Json = { model: vendorModel, messages: request.messages };
-      for (const key of ['system', 'tools', 'tool_choice', 'thinking'] as const) if (request[key] !== undefined) body[key] = request[key];
-      return body;
-    },
+    // The count_tokens request as it came (its schema keeps what count_tokens takes), with the model as routed.
+    body: (request, vendorModel) => ({ ...request, model: vendorModel }),
     parse(body) {
       if (!isObject(body) || typeof body.input_tokens !== 'number') throw new ShapeError('no input_tokens');
       return count(body.input_tokens);
@@ -218,6 +218,7 @@ export const anthropicAdapter: VendorAdapter = {
   stream: anthropicStream({ finish: FINISH, wantsJson }),
   fromVendor(body, request) {
     if (!isObject(body) || !Array.isArray(body.content)) throw new ShapeError('no content array');
+    const native = messagesOrigin(request) ? body : undefined;
     const forced = wantsJson(request);
     let text = '';
     let json: string | null = null;
@@ -245,7 +246,9 @@ export const anthropicAdapter: VendorAdapter = {
       if (finish === 'tool_calls') finish = 'stop';
     }
     const content = toolCalls.length > 0 && text === '' ? null : text;
-    return outputOf([textChoice(0, content, finish, toolCalls)], totals, { model: typeof body.model === 'string' ? body.model : undefined });
+    const output = outputOf([textChoice(0, content, finish, toolCalls)], totals, { model: typeof body.model === 'string' ? body.model : undefined });
+    if (native) output.native = native;
+    return output;
   },
   errorInfo(_status, body) {
     const error = isObject(body) ? body.error : undefined;

@@ -3,6 +3,7 @@ import type { ChatRequest, Choice } from '../types.js';
 import { ShapeError, epochSeconds, isObject, outputOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
 import { FINISH, openAIErrorMessage, parseOpenAIUsage } from './openai-wire.js';
 import { openAIStream } from './openai-stream.js';
+import { checkOrigin } from '../messages/origin.js';
 import { openAIEmbeddings, type OpenAIEmbeddingsSpec } from '../embeddings/openai-embeddings.js';
 
 export interface OpenAICompatibleSpec {
@@ -39,6 +40,7 @@ export function openAICompatible(spec: OpenAICompatibleSpec): VendorAdapter {
     headers: spec.headers ?? bearer,
     path: spec.path ?? chatPath,
     toVendor(request: ChatRequest, vendorModel: string) {
+      checkOrigin(spec.id, request, false);
       // Already this wire format: every member goes on unchanged (messages by reference, not copied).
       const body: Json = { ...request };
       if (modelInBody) body.model = vendorModel;

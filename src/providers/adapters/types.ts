@@ -15,6 +15,8 @@ export interface VendorOutput {
   model?: string | undefined;
   systemFingerprint?: string | undefined;
   serviceTier?: string | undefined;
+  /** The vendor's answer as it came, when the request came in its own format (Messages to Anthropic): passed on unchanged. */
+  native?: unknown;
 }
 
 /** One entry of a vendor's own model list. */
