@@ -96,6 +96,8 @@ describe('messages.create', () => {
       usage: { input_tokens: 'Hello'.length, output_tokens: 'echo: Hello'.length },
     });
     expect(response.headers.get('x-ladder-provider')).toBe('anthropic');
+    // Metered like chat: claude-sonnet-4-5 at $3 / $15 per million tokens.
+    expect(response.headers.get('x-ladder-cost-usd')).toBe(((5 * 3 + 11 * 15) / 1e6).toFixed(8));
   });
 
   it('openai: translated to chat completions, and the answer to a Message', async () => {
@@ -238,6 +240,20 @@ describe('messages.stream()', () => {
     expect(types.slice(-2)).toEqual(['message_delta', 'message_stop']);
     expect(types.filter((t) => t === 'content_block_start')).toHaveLength(2);
     expect(types.filter((t) => t === 'content_block_stop')).toHaveLength(2);
+  });
+
+  it('gemini: its stream becomes Anthropic’s events too', async () => {
+    const user = await userWith([['google', 0]]);
+    fakes.gemini.script({ kind: 'tool-call', calls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] });
+    const stream = sdk({ apiKey: user.key }).messages.stream({ model: 'gemini-2.5-flash', max_tokens: 100, tools: [weather], messages: [{ role: 'user', content: 'Weather?' }] });
+    const message = await stream.finalMessage();
+    expect(message.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'get_weather', input: { city: 'Oslo' } }]);
+    expect(message.stop_reason).toBe('tool_use');
+    expect(fakes.gemini.requests[0]!.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent');
+    const res = await fetchMessages(user.key, { model: 'gemini-2.5-flash', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(res.headers.get('x-ladder-provider')).toBe('google');
+    const events = (await res.text()).trim().split('\n\n').map((e) => e.split('\n')[0]!.slice('event: '.length));
+    expect(events).toEqual(['message_start', 'ping', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
   });
 
   it('anthropic: its own events are relayed as they came', async () => {
