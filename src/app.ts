@@ -65,7 +65,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   // Without ADMIN_TOKEN the admin API does not exist, as far as anyone can tell: no routes.
   if (options.config.adminToken) await fastify.register(adminRoutes, { prefix: '/v1/admin' });
 
-  // Anthropic's Messages API: its own key header (x-api-key) and error shape (docs/messages.md).
+  // Anthropic's Messages API: its own key header (x-api-key) and error shape (docs/apis.md).
   await fastify.register(messagesRoutes, { prefix: '/v1' });
 
   // Everything else needs an API key.
