@@ -32,6 +32,11 @@
  * 'drain' like a real server, so a reader that stops reading stalls it; `streamedEvents` counts
  * the events it managed to write.
  *
+ * Embeddings and token counting (test/fakes/vendor-embeddings.ts), in each vendor's format:
+ * OpenAI `POST /v1/embeddings`, Azure `/openai/deployments/{d}/embeddings`, Gemini
+ * `:batchEmbedContents`, Anthropic `POST /v1/messages/count_tokens`; error, reset, delay and
+ * wrong-shape steps apply to them as to chat.
+ *
  * Base URLs: OpenAI-compatible `${url}/v1` (path /v1/chat/completions); Anthropic `${url}`
  * (/v1/messages); Gemini `${url}` (/v1beta/models/{model}:generateContent); Azure `${url}`
  * (/openai/deployments/{deployment}/chat/completions?api-version=...).
