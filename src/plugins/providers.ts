@@ -42,6 +42,7 @@ async function providers(app: FastifyInstance) {
     breaker: { failureThreshold: config.providers.breakerFailureThreshold, cooldownMs: config.providers.breakerCooldownMs },
     logger: app.log.child({ component: 'provider-router' }),
     maxResponseBytes: config.providers.maxResponseBytes,
+    maxEmbeddingsResponseBytes: config.providers.maxEmbeddingsResponseBytes,
     stream: config.providers.stream,
   }), app.metrics);
   app.decorate('connections', connections);

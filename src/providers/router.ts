@@ -49,6 +49,8 @@ export interface ProviderRouterOptions {
   dispatcher?: Dispatcher;
   /** Largest accepted success body; a larger one is a failed attempt that falls back. Default 4 MiB. */
   maxResponseBytes?: number;
+  /** Largest accepted embeddings answer (2,048 vectors). Default 64 MiB. */
+  maxEmbeddingsResponseBytes?: number;
   /** Streams: first-byte (per attempt), idle and total limits. Default 60 s, 60 s, 10 min; events up to maxResponseBytes. */
   stream?: Partial<Omit<StreamLimits, 'maxEventChars'>>;
 }
@@ -134,7 +136,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   }
 
   async function embed(request: EmbeddingRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<EmbeddingResult> {
-    const { sent, candidate, attempts, upstreamMs } = await route(embeddingCandidates(request.model, connections), signal, log, embeddingExchange(request));
+    const { sent, candidate, attempts, upstreamMs } = await route(embeddingCandidates(request.model, connections), signal, log, embeddingExchange(request, options.maxEmbeddingsResponseBytes ?? 64 * 1024 * 1024));
     return Object.assign({}, sent.output, { model: sent.output.model ?? candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs });
   }
 

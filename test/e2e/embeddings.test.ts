@@ -70,7 +70,8 @@ describe('embeddings.create (official openai SDK)', () => {
       model: 'text-embedding-3-small',
       usage: { prompt_tokens: 7, total_tokens: 7 },
     });
-    expect(fakes.openai.requests[0]!.body).toEqual({ model: 'text-embedding-3-small', input: ['hello', 'hi'], encoding_format: 'float' });
+    // OpenAI is always asked for base64 (exact, a third of the bytes); floats are decoded here.
+    expect(fakes.openai.requests[0]!.body).toEqual({ model: 'text-embedding-3-small', input: ['hello', 'hi'], encoding_format: 'base64' });
   });
 
   it('the SDK’s default (base64, decoded by the SDK) and dimensions', async () => {

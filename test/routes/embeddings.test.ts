@@ -20,6 +20,8 @@ beforeAll(async () => {
     PROVIDER_BASE_URL_GOOGLE: fakes.gemini.baseUrl,
     PROVIDER_BASE_URL_ANTHROPIC: fakes.anthropic.baseUrl,
     PROVIDER_BASE_URL_MISTRAL: fakes.mistral.baseUrl,
+    // Chat answers are bounded tightly here; embeddings answers have their own, larger bound.
+    PROVIDER_MAX_RESPONSE_BYTES: '1024',
   });
 });
 afterAll(async () => {
@@ -57,7 +59,8 @@ describe('POST /v1/embeddings', () => {
       usage: { prompt_tokens: 7, total_tokens: 7 },
     });
     expect(fakes.openai.requests[0]!.path).toBe('/v1/embeddings');
-    expect(fakes.openai.requests[0]!.body).toEqual({ input: ['hello', 'hi'], model: 'text-embedding-3-small', dimensions: 3, user: 'u-1' });
+    // Asked in base64 (a third of the bytes, exact), decoded here for a caller who wants floats.
+    expect(fakes.openai.requests[0]!.body).toEqual({ input: ['hello', 'hi'], model: 'text-embedding-3-small', dimensions: 3, encoding_format: 'base64', user: 'u-1' });
     expect(res.headers['x-ladder-provider']).toBe('openai');
     expect(res.headers['x-ladder-attempts']).toBe('openai;status=200');
     // text-embedding-3-small: $0.02 per million tokens.
@@ -99,7 +102,7 @@ describe('POST /v1/embeddings', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(fakes.azure.requests[0]!.path).toBe('/openai/deployments/my-embedder/embeddings');
     expect(fakes.azure.requests[0]!.query['api-version']).toBeTruthy();
-    expect(fakes.azure.requests[0]!.body).toEqual({ input: [[1, 2, 3]] });
+    expect(fakes.azure.requests[0]!.body).toEqual({ input: [[1, 2, 3]], encoding_format: 'base64' });
     expect(res.json().data[0].embedding).toEqual(fakeVector([1, 2, 3]));
   });
 
@@ -156,6 +159,22 @@ describe('POST /v1/embeddings', () => {
     const unknown = await embed(user.headers, { model: 'text-embedding-3-small', input: 'x', task: 'search' });
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().error.code).toBe('unknown_parameter');
+  });
+
+  it('embeddings answers are bounded by PROVIDER_MAX_EMBEDDINGS_RESPONSE_BYTES, not the chat bound', async () => {
+    // 2,048 vectors passed above with PROVIDER_MAX_RESPONSE_BYTES at 1 KiB; a tight embeddings bound refuses them.
+    const tight = await build({ PROVIDER_BASE_URL_OPENAI: fakes.openai.baseUrl, PROVIDER_MAX_EMBEDDINGS_RESPONSE_BYTES: '4096' });
+    try {
+      const user = await createUser(tight.app);
+      await tight.app.inject({ method: 'POST', url: '/v1/providers', headers: user.headers, payload: openai() });
+      const res = await tight.app.inject({ method: 'POST', url: '/v1/embeddings', headers: user.headers, payload: { model: 'text-embedding-3-small', input: Array.from({ length: 2048 }, () => 'x') } });
+      expect(res.statusCode).toBe(502);
+      expect(res.headers['x-ladder-attempts']).toBe('openai;status=200;reason=vendor_response_too_large');
+      const small = await tight.app.inject({ method: 'POST', url: '/v1/embeddings', headers: user.headers, payload: { model: 'text-embedding-3-small', input: 'x' } });
+      expect(small.statusCode).toBe(200);
+    } finally {
+      await tight.close();
+    }
   });
 
   it('a vendor answer of another shape is a failed attempt: 502 when no candidate is left', async () => {

@@ -11,7 +11,7 @@ export interface OpenAIEmbeddingsSpec {
   tokens: boolean;
   /** `user` sent on (else a no-op). */
   user: boolean;
-  /** `encoding_format: base64` sent on; elsewhere floats are asked for and encoded here. */
+  /** Takes `encoding_format: base64`: then always asked for it (a third of the bytes of floats, and exact), decoded here for floats. */
   base64: boolean;
   /** Defaults to `{base}/embeddings`. */
   path?: (basePath: string, vendorModel: string) => string;
@@ -31,7 +31,7 @@ export function openAIEmbeddings(provider: string, spec: OpenAIEmbeddingsSpec): 
         if (spec.dimensions === false) throw unsupportedParameter(provider, 'dimensions');
         body[spec.dimensions] = request.dimensions;
       }
-      if (spec.base64 && request.encoding_format !== undefined) body.encoding_format = request.encoding_format;
+      if (spec.base64) body.encoding_format = 'base64';
       if (spec.user && request.user !== undefined) body.user = request.user;
       return body;
     },

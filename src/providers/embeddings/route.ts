@@ -28,10 +28,11 @@ export function embeddingCandidates(model: string, connections: ProviderConnecti
   throw invalidRequest('unsupported_model', `Model "${model}" cannot be used for embeddings: ${why}. docs/providers.md lists which vendor embeds with which models.`, 'model');
 }
 
-export function embeddingExchange(request: EmbeddingRequest) {
+/** `maxResponseBytes`: embeddings answers get their own bound (PROVIDER_MAX_EMBEDDINGS_RESPONSE_BYTES). */
+export function embeddingExchange(request: EmbeddingRequest, maxResponseBytes: number) {
   const support = (adapter: VendorAdapter) => adapter.embeddings!;
   return {
     body: (adapter: VendorAdapter, vendorModel: string) => JSON.stringify(support(adapter).body(request, vendorModel)),
-    send: (call: VendorExchange) => postJson(call, support(call.adapter).path(call.target.basePath, call.vendorModel), (body) => support(call.adapter).parse(body, request)),
+    send: (call: VendorExchange) => postJson(Object.assign(call, { maxResponseBytes }), support(call.adapter).path(call.target.basePath, call.vendorModel), (body) => support(call.adapter).parse(body, request)),
   };
 }
