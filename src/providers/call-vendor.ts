@@ -24,6 +24,8 @@ export interface VendorExchange {
   apiKey: string;
   vendorModel: string;
   body: string;
+  /** Headers the request itself adds (Anthropic's `anthropic-beta` of a Messages request). */
+  headers?: Record<string, string> | undefined;
   timeoutMs: number;
   maxResponseBytes: number;
   signal?: AbortSignal | undefined;
@@ -63,7 +65,7 @@ export async function postJson<T>(call: VendorExchange, path: string, parse: (bo
       origin: target.origin,
       path,
       method: 'POST',
-      headers: call.adapter.headers(call.apiKey),
+      headers: call.headers ? { ...call.adapter.headers(call.apiKey), ...call.headers } : call.adapter.headers(call.apiKey),
       body: call.body,
       signal: controller.signal,
       headersTimeout: timeoutMs,

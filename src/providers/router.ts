@@ -119,7 +119,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   async function call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<ChatResult> {
     const whole: Exchange<Awaited<ReturnType<typeof callVendor>>> = {
       body: (adapter, vendorModel) => vendorBody(adapter, request, vendorModel, false),
-      send: (c) => callVendor(Object.assign(c, { request })),
+      send: (c) => callVendor(Object.assign(c, { request, headers: c.adapter.requestHeaders?.(request) })),
     };
     const { sent, candidate, attempts, upstreamMs } = await route(chatCandidates(request.model, connections), signal, log, whole);
     // Object.assign rather than `{ ...output, more }`: Node 20's V8 builds the latter on a slow path (µs per call).
@@ -129,7 +129,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   async function stream(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<RoutedStream> {
     const streamed: Exchange<Awaited<ReturnType<typeof openVendorStream>>> = {
       body: (adapter, vendorModel) => vendorBody(adapter, request, vendorModel, true),
-      send: (c) => openVendorStream(Object.assign(c, { request, limits, lifetime: signal })),
+      send: (c) => openVendorStream(Object.assign(c, { request, limits, lifetime: signal, headers: c.adapter.requestHeaders?.(request) })),
     };
     const { sent, candidate, attempts, upstreamMs } = await route(chatCandidates(request.model, connections), signal, log, streamed);
     return { stream: sent.stream, model: candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs };

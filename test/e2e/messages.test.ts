@@ -100,6 +100,22 @@ describe('messages.create', () => {
     expect(response.headers.get('x-ladder-cost-usd')).toBe(((5 * 3 + 11 * 15) / 1e6).toFixed(8));
   });
 
+  it('anthropic-beta is passed on to Anthropic (the SDK’s beta.messages too); a malformed one is a 400', async () => {
+    const user = await userWith([['anthropic', 0]]);
+    const client = sdk({ apiKey: user.key });
+    const message = await client.beta.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, betas: ['interleaved-thinking-2025-05-14', 'context-1m-2025-08-07'], messages: [{ role: 'user', content: 'Hi' }] });
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: Hi' }]);
+    expect(fakes.anthropic.requests[0]!.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14,context-1m-2025-08-07');
+    const bad = await undiciFetch(`${server.url}/v1/messages`, {
+      method: 'POST', dispatcher: tls,
+      headers: { 'x-api-key': user.key, 'content-type': 'application/json', 'anthropic-beta': 'a;b=c' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('x-ladder-error-code')).toBe('invalid_header');
+    expect(fakes.anthropic.requests).toHaveLength(1);
+  });
+
   it('openai: translated to chat completions, and the answer to a Message', async () => {
     const client = await clientFor([['openai', 0]]);
     fakes.openai.script({ kind: 'reply', content: 'Bonjour !', usage: { prompt: 12, completion: 3 } });

@@ -206,6 +206,10 @@ export const anthropicAdapter: VendorAdapter = {
   }),
   path: (basePath) => `${basePath}/v1/messages`,
   toVendor: toAnthropicBody,
+  requestHeaders(request) {
+    const betas = messagesOrigin(request)?.betas;
+    return betas ? { 'anthropic-beta': betas } : undefined;
+  },
   countTokens: {
     path: (basePath) => `${basePath}/v1/messages/count_tokens`,
     // The count_tokens request as it came (its schema keeps what count_tokens takes), with the model as routed.

@@ -34,6 +34,8 @@ export interface VendorAdapter {
   /** Response header that carries the vendor's request id. */
   readonly requestIdHeader: string;
   headers(apiKey: string): Record<string, string>;
+  /** Headers a request adds to the vendor's own (Anthropic: a Messages request's `anthropic-beta`). */
+  requestHeaders?(request: ChatRequest): Record<string, string> | undefined;
   /** Request path (with query, if any) appended to the base URL's path. */
   path(basePath: string, vendorModel: string): string;
   /**

@@ -15,6 +15,8 @@ export interface MessagesOrigin {
   body: MessagesBody;
   /** `top_k`: sent where a vendor takes it (Anthropic, Gemini); any other vendor is skipped. */
   topK?: number | undefined;
+  /** The caller's `anthropic-beta` header, passed on to Anthropic. */
+  betas?: string | undefined;
   /** Why a vendor other than Anthropic cannot take the request (a block or tool only Anthropic has), or null. */
   anthropicOnly: string | null;
 }

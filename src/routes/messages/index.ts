@@ -5,7 +5,7 @@
 // Errors on these routes, and on these routes only, are in Anthropic's shape.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { clientClosedRequest } from '../../errors.js';
+import { clientClosedRequest, invalidRequest } from '../../errors.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import { withExamples, successResponse } from '../../schemas/common.js';
 import {
@@ -35,6 +35,17 @@ function authorizationOf(request: FastifyRequest): string | undefined {
   return typeof key === 'string' ? `Bearer ${key}` : undefined;
 }
 
+/** `anthropic-beta` (comma-separated feature names), passed on to Anthropic; anything else is refused rather than forwarded. */
+function betasOf(request: FastifyRequest): string | undefined {
+  const raw = request.headers['anthropic-beta'];
+  const value = Array.isArray(raw) ? raw.join(',') : raw;
+  if (value === undefined || value.trim() === '') return undefined;
+  if (value.length > 1000 || !/^[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9._-]+)*$/.test(value.trim())) {
+    throw invalidRequest('invalid_header', 'anthropic-beta must be a comma-separated list of beta feature names.', 'anthropic-beta');
+  }
+  return value.trim();
+}
+
 const messagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(anthropicErrorHandler);
   app.addHook('onRequest', async (request) => {
@@ -59,7 +70,7 @@ const messagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const body = request.body;
     checkModelName(body.model);
-    const chatRequest = toChatRequest(body);
+    const chatRequest = toChatRequest(body, betasOf(request));
     const subject = subjectOf(request.principal);
     if (body.stream === true) return streamMessage(app, reply, { subject, model: body.model, chatRequest, log: request.log });
     const abort = new AbortController();

@@ -138,7 +138,7 @@ function systemText(system: MessagesRequest['system']): string | null {
 }
 
 /** The ChatRequest the router takes; `body` is carried for Anthropic, unchanged. */
-export function toChatRequest(body: MessagesRequest): ChatRequest {
+export function toChatRequest(body: MessagesRequest, betas?: string): ChatRequest {
   const t = new Translation();
   const system = systemText(body.system);
   if (system !== null) t.messages.push({ role: 'system', content: system });
@@ -158,7 +158,7 @@ export function toChatRequest(body: MessagesRequest): ChatRequest {
   if (body.mcp_servers !== undefined && body.mcp_servers.length > 0) t.only('mcp_servers are Anthropic’s own');
   addTools(body, request, t);
   const { stream: _stream, ...original } = body;
-  const origin: MessagesOrigin = { body: original, topK: body.top_k, anthropicOnly: t.anthropicOnly };
+  const origin: MessagesOrigin = { body: original, topK: body.top_k, betas, anthropicOnly: t.anthropicOnly };
   // A symbol key: copies of the request keep it, and no member check or JSON body ever sees it.
   return Object.assign(request, { [MESSAGES_ORIGIN]: origin });
 }
