@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorSchema } from '../schemas/common.js';
+import { AnthropicErrorSchema } from '../schemas/messages.js';
 import { LADDER_CONFIG, LadderConfigSchema } from '../schemas/ladder-config.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
@@ -61,6 +62,7 @@ function showLadderConfigs(schema: unknown): unknown {
 
 async function openapi(app: FastifyInstance) {
   app.addSchema(ErrorSchema);
+  app.addSchema(AnthropicErrorSchema); // the /v1/messages routes' errors (docs/apis.md)
   app.addSchema(LadderConfigSchema);
   await app.register(swagger, {
     openapi: {

@@ -133,6 +133,6 @@ export const AnthropicErrorSchema = Type.Object(
     error: Type.Object({ type: StringEnum(ANTHROPIC_ERROR_TYPES), message: Type.String() }),
     request_id: Type.Union([Type.String(), Type.Null()]),
   },
-  { description: "Anthropic's error shape, on /v1/messages routes only (every other route answers the Error envelope)" },
+  { $id: 'AnthropicError', description: "Anthropic's error shape, on /v1/messages routes only (every other route answers the Error envelope)" },
 );
 export type AnthropicErrorBody = Static<typeof AnthropicErrorSchema>;

@@ -4,12 +4,13 @@
 // breaker, quotas, ledger) to any vendor: Anthropic gets it as it came, the others translated.
 // Errors on these routes, and on these routes only, are in Anthropic's shape.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { clientClosedRequest, invalidRequest } from '../../errors.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import { withExamples, successResponse } from '../../schemas/common.js';
 import {
-  AnthropicErrorSchema, CountTokensRequestSchema, CountTokensSchema, MessageAnswerSchema, MessagesRequestSchema, type MessageAnswer,
+  CountTokensRequestSchema, CountTokensSchema, MessageAnswerSchema, MessagesRequestSchema, type MessageAnswer,
 } from '../../schemas/messages.js';
 import { checkModelName } from '../../schemas/model-name.js';
 import { subjectOf } from '../../usage/metering.js';
@@ -19,7 +20,7 @@ import { anthropicErrorHandler } from './errors.js';
 import { streamMessage } from './stream.js';
 import { toChatRequest } from './to-chat.js';
 
-const anthropicErrors = (...statuses: number[]) => Object.fromEntries([...statuses, 503].map((s) => [s, AnthropicErrorSchema]));
+const anthropicErrors = (...statuses: number[]) => Object.fromEntries([...statuses, 503].map((s) => [s, Type.Ref('AnthropicError')]));
 
 const requestExample = { model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [{ role: 'user' as const, content: 'Hello, Claude' }] };
 const answerExample: MessageAnswer = {
