@@ -256,6 +256,12 @@ describe('messages.stream()', () => {
     expect(types.slice(-2)).toEqual(['message_delta', 'message_stop']);
     expect(types.filter((t) => t === 'content_block_start')).toHaveLength(2);
     expect(types.filter((t) => t === 'content_block_stop')).toHaveLength(2);
+
+    // The usage comes with message_delta (chat vendors report it at the end), which the SDK takes.
+    fakes.openai.script({ kind: 'reply', content: 'Fine.', usage: { prompt: 12, completion: 3 } });
+    const counted = await client.messages.stream({ model: 'gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: 'How are you?' }] }).finalMessage();
+    expect(counted.usage).toMatchObject({ input_tokens: 12, output_tokens: 3 });
+    expect(counted.content).toEqual([{ type: 'text', text: 'Fine.' }]);
   });
 
   it('gemini: its stream becomes Anthropic’s events too', async () => {
