@@ -332,6 +332,12 @@ describe('routing', () => {
     expect(get.headers.allow).toBe('POST');
     const count = await server.app.inject({ method: 'GET', url: '/v1/messages/count_tokens' });
     expect(count.statusCode).toBe(405);
+    // Paths under /v1/messages are ours, never a ladder of an author named "messages".
+    for (const [method, url] of [['GET', '/v1/messages/x'], ['POST', '/v1/messages/x/chat/completions']] as const) {
+      const res = await server.app.inject({ method, url });
+      expect(res.statusCode).toBe(404);
+      expect(res.json().error.code).toBe('unknown_route');
+    }
     const reserved = await server.app.inject({ method: 'POST', url: '/v1/admin/accounts', headers: { authorization: 'Bearer test-admin-token-0123456789' }, payload: { username: 'messages' } });
     expect(reserved.json().error).toMatchObject({ code: 'reserved_username' });
   });

@@ -204,6 +204,9 @@ describe('POST /v1/embeddings', () => {
     expect(get.statusCode).toBe(405);
     expect(get.headers.allow).toBe('POST');
     expect(get.json().error.code).toBe('method_not_allowed');
+    const under = await t.app.inject({ method: 'GET', url: '/v1/embeddings/x', headers: user.headers });
+    expect(under.statusCode).toBe(404);
+    expect(under.json().error.code).toBe('unknown_route');
     expect((await t.app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: 'x', input: 'y' } })).statusCode).toBe(401);
     const reserved = await t.app.inject({ method: 'POST', url: '/v1/admin/accounts', headers: adminHeaders, payload: { username: 'embeddings' } });
     expect(reserved.json().error).toMatchObject({ code: 'reserved_username', message: 'username "embeddings" is reserved.' });
