@@ -58,7 +58,7 @@ export interface ProviderRouterOptions {
 export { ProviderRouteError } from './route-errors.js';
 
 /** One way of exchanging with a vendor: a whole answer, a stream opened up to its first chunk, embeddings, a token count. */
-export interface Exchange<T> {
+interface Exchange<T> {
   /** The vendor's body as text; throws a 400 ApiError for what this vendor cannot express (the candidate is skipped). */
   body(adapter: VendorAdapter, vendorModel: string): string;
   send(call: VendorExchange): Promise<T & { status: number; requestId: string | null }>;
