@@ -41,7 +41,7 @@ export function instrumentRouter(router: ProviderRouter, metrics: Metrics): Prov
   return {
     ...router,
     embed: (request, connections, signal, log) => counted(connections, router.embed(request, connections, signal, log)),
-    countTokens: (model, body, connections, signal, log) => counted(connections, router.countTokens(model, body, connections, signal, log)),
+    countTokens: (model, body, connections, signal, log, betas) => counted(connections, router.countTokens(model, body, connections, signal, log, betas)),
     async call(request, connections, signal, log) {
       try {
         const result = await router.call(request, connections, signal, log);

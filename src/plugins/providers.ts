@@ -22,7 +22,7 @@ declare module 'fastify' {
     /** Embeddings on behalf of an account, through its connections whose vendor has them. */
     embedModel(accountId: string, request: EmbeddingRequest, signal?: AbortSignal, log?: RouterLogger): Promise<EmbeddingResult>;
     /** A Messages request's input tokens, counted by a connection whose vendor offers counting. */
-    countMessageTokens(accountId: string, model: string, body: MessagesBody, signal?: AbortSignal, log?: RouterLogger): Promise<TokenCount>;
+    countMessageTokens(accountId: string, model: string, body: MessagesBody, signal?: AbortSignal, log?: RouterLogger, betas?: string): Promise<TokenCount>;
   }
 }
 
@@ -56,8 +56,8 @@ async function providers(app: FastifyInstance) {
   app.decorate('embedModel', async (accountId: string, request: EmbeddingRequest, signal?: AbortSignal, log?: RouterLogger) =>
     router.embed(request, await connections.forRouting(accountId), signal, log),
   );
-  app.decorate('countMessageTokens', async (accountId: string, model: string, body: MessagesBody, signal?: AbortSignal, log?: RouterLogger) =>
-    router.countTokens(model, body, await connections.forRouting(accountId), signal, log),
+  app.decorate('countMessageTokens', async (accountId: string, model: string, body: MessagesBody, signal?: AbortSignal, log?: RouterLogger, betas?: string) =>
+    router.countTokens(model, body, await connections.forRouting(accountId), signal, log, betas),
   );
   app.addHook('onClose', () => router.close());
 }

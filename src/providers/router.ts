@@ -82,7 +82,7 @@ export interface ProviderRouter {
   /** Embeddings (POST /v1/embeddings) from the connections whose vendor has them, with the same fallback. */
   embed(request: EmbeddingRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<EmbeddingResult>;
   /** A Messages request's input tokens, from the first connection for `model` whose vendor counts them. */
-  countTokens(model: string, body: MessagesBody, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<TokenCount>;
+  countTokens(model: string, body: MessagesBody, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger, betas?: string): Promise<TokenCount>;
   /** The vendor's own model list for a connection (cached for a minute); null when it has none. */
   listModels(connection: ProviderConnection): Promise<VendorModel[] | null>;
   close(): Promise<void>;
@@ -140,8 +140,8 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     return Object.assign({}, sent.output, { model: sent.output.model ?? candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs });
   }
 
-  async function countTokens(model: string, body: MessagesBody, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<TokenCount> {
-    const { sent, candidate, attempts, upstreamMs } = await route(countingCandidates(model, connections), signal, log, countingExchange(body));
+  async function countTokens(model: string, body: MessagesBody, connections: ProviderConnection[], signal?: AbortSignal, log = logger, betas?: string): Promise<TokenCount> {
+    const { sent, candidate, attempts, upstreamMs } = await route(countingCandidates(model, connections), signal, log, countingExchange(body, betas));
     return { inputTokens: sent.output, provider: candidate.connection.provider, attempts, upstreamMs };
   }
 

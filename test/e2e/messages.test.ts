@@ -315,7 +315,8 @@ describe('messages.stream()', () => {
 describe('POST /v1/messages/count_tokens', () => {
   it('anthropic counts; a model served only by vendors that cannot count is a clear 400', async () => {
     const client = await clientFor([['anthropic', 0], ['openai', 1]]);
-    const counted = await client.messages.countTokens({ model: 'claude-sonnet-4-5', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }], tools: [weather] });
+    const counted = await client.messages.countTokens({ model: 'claude-sonnet-4-5', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }], tools: [weather] }, { headers: { 'anthropic-beta': 'token-counting-2024-11-01' } });
+    expect(fakes.anthropic.requests[0]!.headers['anthropic-beta']).toBe('token-counting-2024-11-01');
     expect(counted).toEqual({ input_tokens: 'Be brief.'.length + 'Hello'.length + 'get_weather'.length });
     expect(fakes.anthropic.requests[0]!.path).toBe('/v1/messages/count_tokens');
     const error = await apiError(client.messages.countTokens({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] }));

@@ -29,10 +29,11 @@ export function countingCandidates(model: string, connections: ProviderConnectio
   );
 }
 
-export function countingExchange(body: MessagesBody) {
+/** `betas`: the caller's `anthropic-beta`, passed on. */
+export function countingExchange(body: MessagesBody, betas?: string) {
   const counting = (adapter: VendorAdapter) => adapter.countTokens!;
   return {
     body: (adapter: VendorAdapter, vendorModel: string) => JSON.stringify(counting(adapter).body(body, vendorModel)),
-    send: (call: VendorExchange) => postJson(call, counting(call.adapter).path(call.target.basePath), (answer) => counting(call.adapter).parse(answer)),
+    send: (call: VendorExchange) => postJson(betas ? Object.assign(call, { headers: { 'anthropic-beta': betas } }) : call, counting(call.adapter).path(call.target.basePath), (answer) => counting(call.adapter).parse(answer)),
   };
 }

@@ -105,7 +105,7 @@ const messagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const body = request.body;
     checkModelName(body.model);
     try {
-      const counted = await app.countMessageTokens(request.principal.accountId, body.model, body, undefined, request.log);
+      const counted = await app.countMessageTokens(request.principal.accountId, body.model, body, undefined, request.log, betasOf(request));
       setRoutingHeaders(reply, counted.attempts, counted.upstreamMs, counted.provider);
       return { input_tokens: counted.inputTokens };
     } catch (error) {
