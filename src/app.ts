@@ -24,6 +24,8 @@ import catalogRoute from './routes/providers/catalog.js';
 import providerRoutes from './routes/providers/index.js';
 import chatRoutes from './routes/chat/index.js';
 import responseRoutes from './routes/responses/index.js';
+import embeddingRoutes from './routes/embeddings/index.js';
+import messagesRoutes from './routes/messages/index.js';
 import modelRoutes from './routes/models/index.js';
 import validateRoutes from './routes/validate/index.js';
 import ladderRoutes from './routes/ladders/index.js';
@@ -67,12 +69,16 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   // Without ADMIN_TOKEN the admin API does not exist, as far as anyone can tell: no routes.
   if (options.config.adminToken) await fastify.register(adminRoutes, { prefix: '/v1/admin' });
 
+  // Anthropic's Messages API: its own key header (x-api-key) and error shape (docs/apis.md).
+  await fastify.register(messagesRoutes, { prefix: '/v1' });
+
   // Everything else needs an API key.
   await fastify.register(async (authed) => {
     authed.addHook('onRequest', authed.requireApiKey);
     await authed.register(providerRoutes, { prefix: '/v1/providers' });
     await authed.register(chatRoutes, { prefix: '/v1/chat' });
     await authed.register(responseRoutes, { prefix: '/v1/responses' }); // OpenAI's Responses API (docs/responses.md)
+    await authed.register(embeddingRoutes, { prefix: '/v1' });
     await authed.register(modelRoutes, { prefix: '/v1' });
     await authed.register(validateRoutes, { prefix: '/v1/validate' });
     // Background runs (docs/pipelines.md).

@@ -64,6 +64,7 @@ export const EnvSchema = Type.Object({
   USAGE_RAW_RETENTION_DAYS: Int(0, 36_500, 30),
   QUOTA_SHARES_PER_WINDOW: Int(1, 1000, 10),
   PROVIDER_MAX_RESPONSE_BYTES: Int(1024, 256 * 1024 * 1024, 4 * 1024 * 1024),
+  PROVIDER_MAX_EMBEDDINGS_RESPONSE_BYTES: Int(1024, 1024 * 1024 * 1024, 64 * 1024 * 1024),
   LADDER_MAX_RUN_BYTES: Int(1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
   WORKER_CONCURRENCY: Int(0, 256, 16),
   WORKER_POLL_MS: Int(50, 60_000, 1_000),
@@ -133,6 +134,8 @@ export interface Config {
     baseUrls: Record<string, string>;
     /** A larger success body is a failed attempt (vendor_response_too_large); also the largest stream event. */
     maxResponseBytes: number;
+    /** The same for embeddings answers, whose 2,048 vectors are large (docs/apis.md). */
+    maxEmbeddingsResponseBytes: number;
     /** Streams: time to the first chunk (per attempt), longest quiet gap, longest stream. */
     stream: { firstByteMs: number; idleMs: number; maxDurationMs: number };
   };
@@ -249,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       breakerCooldownMs: parsed.BREAKER_COOLDOWN_MS,
       baseUrls: providerBaseUrls(env),
       maxResponseBytes: parsed.PROVIDER_MAX_RESPONSE_BYTES,
+      maxEmbeddingsResponseBytes: parsed.PROVIDER_MAX_EMBEDDINGS_RESPONSE_BYTES,
       stream: { firstByteMs: parsed.STREAM_FIRST_BYTE_TIMEOUT_MS, idleMs: parsed.STREAM_IDLE_TIMEOUT_MS, maxDurationMs: parsed.STREAM_MAX_DURATION_MS },
     },
     ladders: {

@@ -6,7 +6,8 @@
 // objects on the way to it.
 
 /** Members whose value is a credential, at any of the first MAX_DEPTH levels of a log object. */
-const SECRET_KEYS = new Set(['authorization', 'api_key', 'apiKey', 'key']);
+// `x-api-key`: how Anthropic's SDK sends our key to /v1/messages (and vendors take theirs, as `api-key` at Azure).
+const SECRET_KEYS = new Set(['authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'api_key', 'apiKey', 'key']);
 const CENSOR = '[redacted]';
 // The log object's own members, their members, and theirs (e.g. `req.headers.authorization`).
 const MAX_DEPTH = 3;

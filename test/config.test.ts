@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       breakerCooldownMs: 30_000,
       baseUrls: {},
       maxResponseBytes: 4 * 1024 * 1024,
+      maxEmbeddingsResponseBytes: 64 * 1024 * 1024,
       stream: { firstByteMs: 60_000, idleMs: 60_000, maxDurationMs: 600_000 },
     });
     expect(config.ladders.maxRunBytes).toBe(32 * 1024 * 1024);

@@ -106,6 +106,17 @@ function plausibleBody(r: Random): unknown {
       ...(r.chance(0.3) ? { previous_response_id: r.pick([RESPONSE_ID, 'resp_x', '']) } : {}),
       ...(r.chance(0.3) ? { stream: r.pick([true, false, null]) } : {}),
     }),
+    // Embeddings and Anthropic's Messages API (issue 19).
+    () => ({ model: r.pick(['text-embedding-3-small', 'gemini-embedding-001', 'gpt-4o-mini', 'custom/x']), input: r.pick<unknown>(['hi', ['a', 'b'], [1, 2], [[1], [2]], [], '', Array.from({ length: 2049 }, () => 'x')]), ...(r.chance(0.5) ? { encoding_format: r.pick(['float', 'base64', 'int8']) } : {}), ...(r.chance(0.3) ? { dimensions: r.pick([0, 1, 256, -1, 1.5]) } : {}) }),
+    () => ({
+      model: r.pick(['gpt-4o-mini', 'claude-sonnet-4-5', 'gemini-2.5-flash', 'x']), max_tokens: r.pick<unknown>([1, 100, 0, -1, '5']), stream: r.pick([true, false, undefined]),
+      messages: [{ role: r.pick(['user', 'assistant', 'system']), content: r.pick<unknown>(['hi', [{ type: 'text', text: 'hi' }], [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA==' } }], [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'image' }] }], [{ type: 'tool_use', id: 't', name: 'n', input: 'x' }], [{ type: 'mystery' }], [{}]]) }],
+      ...(r.chance(0.3) ? { system: r.pick<unknown>(['s', [{ type: 'text', text: 's' }], [{ type: 'image' }]]) } : {}),
+      ...(r.chance(0.3) ? { tools: [{ name: 'get', input_schema: { type: 'object' } }, { type: 'web_search_20250305', name: 'web_search' }].slice(0, r.int(2) + 1) } : {}),
+      ...(r.chance(0.2) ? { tool_choice: r.pick<unknown>([{ type: 'tool' }, { type: 'any' }, { type: 'x' }]) } : {}),
+      ...(r.chance(0.2) ? { thinking: r.pick<unknown>([{ type: 'enabled', budget_tokens: 1024 }, { type: 'adaptive' }, { type: 'enabled' }]) } : {}),
+      ...(r.chance(0.2) ? { top_k: r.pick([3, -1]), output_config: r.pick<unknown>([{ effort: 'high' }, { format: { type: 'json_schema', schema: {} } }, { effort: 'x' }]) } : {}),
+    }),
   ];
   const body = r.pick(templates)();
   for (let i = r.int(3); i > 0; i--) {
@@ -225,6 +236,8 @@ describe('fuzz', () => {
       () => `/v1/providers/${segment()}`,
       () => '/v1/providers/catalog',
       () => '/v1/validate',
+      () => ({ url: '/v1/embeddings', method: method('POST') }),
+      () => ({ url: r.pick(['/v1/messages', '/v1/messages', '/v1/messages/count_tokens']), method: method('POST') }),
       () => '/v1/admin/accounts',
       () => `/v1/admin/accounts/${segment()}/api-keys`,
       () => `/v1/admin/api-keys/${segment()}`,
@@ -255,6 +268,8 @@ describe('fuzz', () => {
     const auth = r.pick<Record<string, string>>([
       owner.headers, owner.headers, owner.headers, adminHeaders, {}, { authorization: 'Bearer ' }, { authorization: 'Bearer ldr_live_abcdefgh_xyz' },
       { authorization: 'Basic YTpi' }, { authorization: `Bearer ${'k'.repeat(10_000)}` }, { authorization: 'Bearer a\tb' },
+      // Anthropic's SDK sends the key as x-api-key (taken on /v1/messages only).
+      { 'x-api-key': owner.headers.authorization!.slice('Bearer '.length), 'anthropic-version': '2023-06-01' }, { 'x-api-key': 'k'.repeat(300) },
     ]);
     const body = payload(r);
     const headers: Record<string, string> = { ...auth };
@@ -395,6 +410,12 @@ function refusedModel(model: string): boolean {
   }
 }
 
+function anthropicShaped(body: Record<string, unknown>): boolean {
+  const error = body.error as Record<string, unknown> | undefined;
+  return Object.keys(body).sort().join(',') === 'error,request_id,type' && typeof body.request_id === 'string' &&
+    !!error && Object.keys(error).sort().join(',') === 'message,type' && typeof error.message === 'string' && typeof error.type === 'string';
+}
+
 /** What is wrong with an answer, or null. */
 function judge(options: InjectOptions, status: number, contentType: string, body: string): string | null {
   if (status >= 500) return `status ${status}: ${body.slice(0, 300)}`;
@@ -415,6 +436,10 @@ function judge(options: InjectOptions, status: number, contentType: string, body
   if (status === 200 && contentType.startsWith('text/event-stream') && path === '/v1/responses') {
     return /\nevent: response\.(completed|incomplete|failed)\ndata: \{.*\}\n\n$/.test(body) ? null : `status 200: not a finished Responses stream: ${body.slice(-300)}`;
   }
+  // A Messages stream: Anthropic's events, then message_stop or one error event.
+  if (status === 200 && contentType.startsWith('text/event-stream') && path.startsWith('/v1/messages')) {
+    return /event: (message_stop|error)\ndata: \{.*\}\n\n$/.test(body) ? null : `status 200: not a finished Messages stream: ${body.slice(-300)}`;
+  }
   if (!contentType.startsWith('application/json')) return `status ${status} with content-type ${JSON.stringify(contentType)}`;
   let parsed: unknown;
   try {
@@ -423,6 +448,8 @@ function judge(options: InjectOptions, status: number, contentType: string, body
     return `status ${status}: body is not JSON: ${body.slice(0, 200)}`;
   }
   if (status < 400) return parsed !== null && typeof parsed === 'object' ? null : `status ${status}: ${body.slice(0, 200)}`;
+  // The Messages routes answer errors in Anthropic's shape (a wrong method or path there is still the envelope).
+  if (path.startsWith('/v1/messages') && (parsed as { type?: unknown }).type === 'error') return anthropicShaped(parsed as Record<string, unknown>) ? null : `status ${status}: not Anthropic's error shape: ${body.slice(0, 300)}`;
   const error = (parsed as { error?: Record<string, unknown> }).error;
   const keys = error && typeof error === 'object' ? Object.keys(error).sort().join(',') : '';
   const wellFormed =

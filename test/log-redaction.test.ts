@@ -11,7 +11,7 @@ describe('redactSecrets (formatters.log)', () => {
     const line = {
       authorization: 'Bearer ldr_live_top',
       connection: { provider: 'openai', api_key: 'sk-one-level', apiKey: 'sk-camel' },
-      req: { headers: { authorization: 'Bearer two-levels', accept: 'json' } },
+      req: { headers: { authorization: 'Bearer two-levels', 'x-api-key': 'ldr_live_anthropic_sdk', accept: 'json' } },
       list: [{ key: 'in-an-array' }],
       kept: 'visible',
     };
@@ -19,7 +19,7 @@ describe('redactSecrets (formatters.log)', () => {
     expect(redactSecrets(line)).toEqual({
       authorization: '[redacted]',
       connection: { provider: 'openai', api_key: '[redacted]', apiKey: '[redacted]' },
-      req: { headers: { authorization: '[redacted]', accept: 'json' } },
+      req: { headers: { authorization: '[redacted]', 'x-api-key': '[redacted]', accept: 'json' } },
       list: [{ key: '[redacted]' }],
       kept: 'visible',
     });

@@ -3,7 +3,7 @@
 // the router itself only needs to let the breaker's state be read.
 import { circuitKey } from '../providers/breaker.js';
 import { ProviderRouteError, type ProviderRouter } from '../providers/router.js';
-import type { ProviderConnection } from '../providers/types.js';
+import type { Attempt, ProviderConnection } from '../providers/types.js';
 import type { CircuitReading, Metrics } from './recorder.js';
 
 // Connections whose circuit may not be closed; each closed one is forgotten at the next scrape.
@@ -24,8 +24,24 @@ export function instrumentRouter(router: ProviderRouter, metrics: Metrics): Prov
     }
   });
 
+  /** Counts the attempts of any routed call, however it ends. */
+  async function counted<T extends { attempts: Attempt[] }>(connections: ProviderConnection[], routed: Promise<T>): Promise<T> {
+    try {
+      const result = await routed;
+      metrics.providerAttempts(result.attempts);
+      if (result.attempts.length > 1) watch(connections);
+      return result;
+    } catch (error) {
+      if (error instanceof ProviderRouteError) metrics.providerAttempts(error.attempts);
+      watch(connections);
+      throw error;
+    }
+  }
+
   return {
     ...router,
+    embed: (request, connections, signal, log) => counted(connections, router.embed(request, connections, signal, log)),
+    countTokens: (model, body, connections, signal, log, betas) => counted(connections, router.countTokens(model, body, connections, signal, log, betas)),
     async call(request, connections, signal, log) {
       try {
         const result = await router.call(request, connections, signal, log);

@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorSchema } from '../schemas/common.js';
+import { AnthropicErrorSchema } from '../schemas/messages.js';
 import { LADDER_CONFIG, LadderConfigSchema } from '../schemas/ladder-config.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
@@ -30,6 +31,8 @@ export const DOCS_CSP = [
 
 const TAGS = [
   { name: 'chat', description: 'OpenAI-compatible chat completions over your own provider keys, with fallback' },
+  { name: 'embeddings', description: 'OpenAI-compatible embeddings over your own provider keys, with fallback' },
+  { name: 'messages', description: 'Anthropic-compatible Messages API over your own provider keys, any vendor, with fallback' },
   { name: 'models', description: 'The models your provider connections can serve' },
   { name: 'providers', description: 'Your provider connections (bring your own key) and the provider catalog' },
   { name: 'ladders', description: 'Authoring, validating and running ladders: multi-step LLM workflows' },
@@ -61,6 +64,7 @@ function showLadderConfigs(schema: unknown): unknown {
 
 async function openapi(app: FastifyInstance) {
   app.addSchema(ErrorSchema);
+  app.addSchema(AnthropicErrorSchema); // the /v1/messages routes' errors (docs/apis.md)
   app.addSchema(LadderConfigSchema);
   await app.register(swagger, {
     openapi: {

@@ -5,6 +5,10 @@ import { instrumentRouter } from '../metrics/instrument-router.js';
 import { createProviderRouter, type ProviderRouter, type RouterLogger } from '../providers/router.js';
 import type { RoutedStream } from '../providers/stream/routed-stream.js';
 import type { ChatRequest, ChatResult } from '../providers/types.js';
+import type { EmbeddingRequest } from '../providers/embeddings/types.js';
+import type { EmbeddingResult } from '../providers/embeddings/route.js';
+import type { TokenCount } from '../providers/messages/count-tokens.js';
+import type { MessagesBody } from '../providers/messages/types.js';
 import { connectionServiceOptions, createConnectionService, type ConnectionService } from '../services/provider-connections.js';
 
 declare module 'fastify' {
@@ -15,6 +19,10 @@ declare module 'fastify' {
     callModel(accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
     /** The same call streamed: resolves with the first chunk in hand; `signal` cancels the stream too. */
     streamModel(accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger): Promise<RoutedStream>;
+    /** Embeddings on behalf of an account, through its connections whose vendor has them. */
+    embedModel(accountId: string, request: EmbeddingRequest, signal?: AbortSignal, log?: RouterLogger): Promise<EmbeddingResult>;
+    /** A Messages request's input tokens, counted by a connection whose vendor offers counting. */
+    countMessageTokens(accountId: string, model: string, body: MessagesBody, signal?: AbortSignal, log?: RouterLogger, betas?: string): Promise<TokenCount>;
   }
 }
 
@@ -31,6 +39,7 @@ async function providers(app: FastifyInstance) {
     breaker: { failureThreshold: config.providers.breakerFailureThreshold, cooldownMs: config.providers.breakerCooldownMs },
     logger: app.log.child({ component: 'provider-router' }),
     maxResponseBytes: config.providers.maxResponseBytes,
+    maxEmbeddingsResponseBytes: config.providers.maxEmbeddingsResponseBytes,
     stream: config.providers.stream,
   }), app.metrics);
   app.decorate('connections', connections);
@@ -40,6 +49,12 @@ async function providers(app: FastifyInstance) {
   );
   app.decorate('streamModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger) =>
     router.stream(request, await connections.forRouting(accountId), signal, log),
+  );
+  app.decorate('embedModel', async (accountId: string, request: EmbeddingRequest, signal?: AbortSignal, log?: RouterLogger) =>
+    router.embed(request, await connections.forRouting(accountId), signal, log),
+  );
+  app.decorate('countMessageTokens', async (accountId: string, model: string, body: MessagesBody, signal?: AbortSignal, log?: RouterLogger, betas?: string) =>
+    router.countTokens(model, body, await connections.forRouting(accountId), signal, log, betas),
   );
   app.addHook('onClose', () => router.close());
 }

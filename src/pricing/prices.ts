@@ -102,6 +102,17 @@ export const knownModelPrices: Readonly<Record<string, ModelPrice>> = {
   'grok-3': p(3, 15),
   'grok-code-fast-1': p(0.2, 1.5),
   'grok-2': p(2, 10),
+  // embeddings: input tokens only
+  'text-embedding-3-small': p(0.02, 0),
+  'text-embedding-3-large': p(0.13, 0),
+  'text-embedding-ada-002': p(0.1, 0),
+  'gemini-embedding-001': p(0.15, 0),
+  'mistral-embed': p(0.1, 0),
+  'codestral-embed': p(0.15, 0),
+  'bge-large-en-v1.5': p(0.02, 0),
+  'bge-base-en-v1.5': p(0.008, 0),
+  'm2-bert-80m-8k-retrieval': p(0.008, 0),
+  'nomic-embed-text-v1.5': p(0.008, 0),
 };
 
 /** Deliberately high so that an unpriced model cannot quietly outrun a ladder's budget. */

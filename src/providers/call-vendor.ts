@@ -16,22 +16,28 @@ export interface Target {
   opaque: boolean;
 }
 
-export interface VendorCall {
+/** One exchange with one vendor, whatever is asked of it (chat, embeddings, token counting). */
+export interface VendorExchange {
   adapter: VendorAdapter;
   provider: string;
   target: Target;
   apiKey: string;
   vendorModel: string;
   body: string;
-  /** The request the body was made from: some answers are read in its light (e.g. a forced JSON tool). */
-  request: ChatRequest;
+  /** Headers the request itself adds (Anthropic's `anthropic-beta` of a Messages request). */
+  headers?: Record<string, string> | undefined;
   timeoutMs: number;
   maxResponseBytes: number;
   signal?: AbortSignal | undefined;
 }
 
-export interface VendorSuccess {
-  output: VendorOutput;
+export interface VendorCall extends VendorExchange {
+  /** The request the body was made from: some answers are read in its light (e.g. a forced JSON tool). */
+  request: ChatRequest;
+}
+
+export interface VendorSuccess<T = VendorOutput> {
+  output: T;
   status: number;
   requestId: string | null;
 }
@@ -42,8 +48,13 @@ const ERROR_BODY_LIMIT = 64 * 1024;
 const MAYBE_UNSTORABLE = /\\u|[\u0000\ud800-\udfff]/;
 const TIMED_OUT = Symbol('timed out');
 
-export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
-  const { adapter, provider, target, timeoutMs } = call;
+export function callVendor(call: VendorCall): Promise<VendorSuccess> {
+  return postJson(call, call.adapter.path(call.target.basePath, call.vendorModel), (parsed) => call.adapter.fromVendor(parsed, call.request));
+}
+
+/** POSTs the body to `path` and reads the answer with `parse` (which throws ShapeError for a body not of the vendor's shape). */
+export async function postJson<T>(call: VendorExchange, path: string, parse: (body: unknown) => T): Promise<VendorSuccess<T>> {
+  const { provider, target, timeoutMs } = call;
   if (call.signal?.aborted) throw transportError(provider, 'abort', 'request aborted by the caller');
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
@@ -52,15 +63,15 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
   try {
     const response = await target.dispatcher.request({
       origin: target.origin,
-      path: adapter.path(target.basePath, call.vendorModel),
+      path,
       method: 'POST',
-      headers: adapter.headers(call.apiKey),
+      headers: call.headers ? { ...call.adapter.headers(call.apiKey), ...call.headers } : call.adapter.headers(call.apiKey),
       body: call.body,
       signal: controller.signal,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
-    const requestId = first(response.headers[adapter.requestIdHeader]) ?? null;
+    const requestId = first(response.headers[call.adapter.requestIdHeader]) ?? null;
     const status = response.statusCode;
     if (status < 200 || status >= 300) throw await failedStatus(call, response, requestId);
     // A declared length over the cap fails before a byte is read; an undeclared one is counted.
@@ -76,7 +87,7 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
     try {
       // Vendor text may hold what no database column takes (NUL, lone surrogates): made storable once, here.
       // A body with no escape and no surrogate at all cannot hold either, and is not walked again.
-      const output = adapter.fromVendor(parsed, call.request);
+      const output = parse(parsed);
       return { output: MAYBE_UNSTORABLE.test(text) ? storableJson(output) : output, status, requestId };
     } catch (error) {
       const why = error instanceof ShapeError ? error.message : 'could not be read';
@@ -98,7 +109,7 @@ export async function callVendor(call: VendorCall): Promise<VendorSuccess> {
 }
 
 /** A vendor's non-2xx answer, read (a bounded part of it) and normalised. */
-export async function failedStatus(call: VendorCall, response: Dispatcher.ResponseData, requestId: string | null): Promise<VendorError> {
+export async function failedStatus(call: VendorExchange, response: Dispatcher.ResponseData, requestId: string | null): Promise<VendorError> {
   const status = response.statusCode;
   const text = status >= 300 && status < 400 ? (await response.body.dump(), '') : await readText(response.body, ERROR_BODY_LIMIT, true);
   const parsed = parseJson(text);

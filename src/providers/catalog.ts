@@ -13,40 +13,48 @@ export interface CatalogEntry {
   models: ModelMatcher;
   /** Internal: one line for the docs. */
   modelsServed: string;
+  /** Internal: the models it embeds with (POST /v1/embeddings); absent when its API has no embeddings. */
+  embeddingModels?: ModelMatcher;
+  /** Internal: one line for the docs' embeddings column. */
+  embeddingModelsServed?: string;
 }
 
 const pattern = (re: RegExp, modelsServed: string) => ({ models: { kind: 'pattern', pattern: re } as const, modelsServed });
 const any = (modelsServed: string) => ({ models: { kind: 'any' } as const, modelsServed });
 
-const entry = (id: string, label: string, supportsEndpoint: boolean, models: Pick<CatalogEntry, 'models' | 'modelsServed'>): CatalogEntry => ({
+const entry = (id: string, label: string, supportsEndpoint: boolean, models: Pick<CatalogEntry, 'models' | 'modelsServed'>, embeddings?: Pick<CatalogEntry, 'models' | 'modelsServed'>): CatalogEntry => ({
   id,
   label,
   credentialKind: 'api_key',
   supportsEndpoint,
   ...models,
+  ...(embeddings ? { embeddingModels: embeddings.models, embeddingModelsServed: embeddings.modelsServed } : {}),
 });
 
 export const providerCatalog: readonly CatalogEntry[] = [
-  entry('openai', 'OpenAI', false, pattern(/^(gpt-|o[1-9]|chatgpt-)/, 'gpt-*, o1…o9*, chatgpt-*')),
+  entry('openai', 'OpenAI', false, pattern(/^(gpt-|o[1-9]|chatgpt-)/, 'gpt-*, o1…o9*, chatgpt-*'), pattern(/^text-embedding-/, 'text-embedding-*')),
   entry('anthropic', 'Anthropic', false, pattern(/^claude-/, 'claude-*')),
-  entry('google', 'Google Gemini', false, pattern(/^(gemini-|gemma-)/, 'gemini-*, gemma-*')),
+  entry('google', 'Google Gemini', false, pattern(/^(gemini-|gemma-)/, 'gemini-*, gemma-*'),
+    pattern(/^(gemini-embedding-|text-embedding-00\d|embedding-00\d|text-multilingual-embedding-)/, 'gemini-embedding-*, text-embedding-00N, embedding-00N')),
   entry('mistral', 'Mistral AI', false, pattern(
     /^(mistral-|open-mistral|open-mixtral|codestral|ministral-|pixtral-|magistral-|devstral)/,
     'mistral-*, open-mistral*, open-mixtral*, codestral*, ministral-*, pixtral-*, magistral-*, devstral*',
-  )),
+  ), pattern(/^(mistral-embed|codestral-embed)/, 'mistral-embed*, codestral-embed*')),
   entry('groq', 'Groq', false, pattern(
     /^(llama-3|llama3-|meta-llama\/|gemma2-|qwen\/|qwen-|moonshotai\/|openai\/gpt-oss|deepseek-r1-distill|compound)/,
     'llama-3*, llama3-*, meta-llama/*, gemma2-*, qwen/*, qwen-*, moonshotai/*, openai/gpt-oss* (select as groq/openai/…), deepseek-r1-distill*, compound*',
   )),
   entry('deepseek', 'DeepSeek', false, { models: { kind: 'list', models: ['deepseek-chat', 'deepseek-reasoner'] }, modelsServed: 'deepseek-chat, deepseek-reasoner' }),
   entry('xai', 'xAI', false, pattern(/^grok-/, 'grok-*')),
-  entry('together', 'Together AI', false, pattern(/^[A-Za-z0-9][\w.-]*\/[\w.:-]+$/, 'any organisation/model name, e.g. meta-llama/Llama-3.3-70B-Instruct-Turbo')),
-  entry('fireworks', 'Fireworks AI', false, pattern(/^accounts\/[\w-]+\/models\//, 'accounts/<account>/models/*')),
-  entry('openrouter', 'OpenRouter', false, any('any model name, sent unchanged')),
+  entry('together', 'Together AI', false, pattern(/^[A-Za-z0-9][\w.-]*\/[\w.:-]+$/, 'any organisation/model name, e.g. meta-llama/Llama-3.3-70B-Instruct-Turbo'),
+    pattern(/^[A-Za-z0-9][\w.-]*\/[\w.:-]+$/, 'any organisation/model name, e.g. BAAI/bge-large-en-v1.5')),
+  entry('fireworks', 'Fireworks AI', false, pattern(/^accounts\/[\w-]+\/models\//, 'accounts/<account>/models/*'),
+    pattern(/^(accounts\/[\w-]+\/models\/|nomic-ai\/)/, 'accounts/<account>/models/*, nomic-ai/*')),
+  entry('openrouter', 'OpenRouter', false, any('any model name, sent unchanged'), any('any embedding model name, sent unchanged')),
   entry('cerebras', 'Cerebras', false, pattern(/^(llama3\.1-|llama-3\.3-|llama-4-|qwen-3-|gpt-oss-)/, 'llama3.1-*, llama-3.3-*, llama-4-*, qwen-3-*, gpt-oss-*')),
   entry('perplexity', 'Perplexity', false, pattern(/^(sonar|r1-1776)/, 'sonar*, r1-1776')),
-  entry('azure-openai', 'Azure OpenAI', true, any('any name: it is the deployment name in the endpoint URL')),
-  entry('custom', 'Custom OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, LM Studio)', true, any('any model name the server knows')),
+  entry('azure-openai', 'Azure OpenAI', true, any('any name: it is the deployment name in the endpoint URL'), any('any name: the embedding deployment')),
+  entry('custom', 'Custom OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, LM Studio)', true, any('any model name the server knows'), any('any model name the server knows')),
 ];
 
 const byId = new Map(providerCatalog.map((e) => [e.id, e]));
@@ -55,8 +63,10 @@ export function catalogEntry(id: string): CatalogEntry | undefined {
   return byId.get(id);
 }
 
-export function servesModel(entry: CatalogEntry, model: string): boolean {
-  const m = entry.models;
+/** `use`: which of the entry's lists applies; a vendor without embeddings serves no model for them. */
+export function servesModel(entry: CatalogEntry, model: string, use: ModelUse = 'chat'): boolean {
+  const m = use === 'chat' ? entry.models : entry.embeddingModels;
+  if (!m) return false;
   if (m.kind === 'any') return true;
   if (m.kind === 'list') return m.models.includes(model);
   return m.pattern.test(model);
@@ -69,6 +79,9 @@ export function explicitSelection(model: string): { provider: string; vendorMode
   const provider = model.slice(0, slash);
   return byId.has(provider) ? { provider, vendorModel: model.slice(slash + 1) } : null;
 }
+
+/** What a model is asked for: chat (and Messages), or embeddings. */
+export type ModelUse = 'chat' | 'embeddings';
 
 export interface Candidate {
   connection: ProviderConnection;
@@ -90,16 +103,16 @@ export function compareConnections(a: ProviderConnection, b: ProviderConnection)
  * `<provider>/` prefix narrows the candidates to that provider and strips the prefix;
  * otherwise every connection whose provider's matcher accepts the name is a candidate.
  */
-export function candidatesFor(model: string, connections: ProviderConnection[]): Candidate[] {
+export function candidatesFor(model: string, connections: ProviderConnection[], use: ModelUse = 'chat'): Candidate[] {
   const explicit = explicitSelection(model);
   const out: Candidate[] = [];
   for (const connection of connections) {
+    const entry = byId.get(connection.provider);
     if (explicit) {
-      if (connection.provider === explicit.provider) out.push({ connection, vendorModel: explicit.vendorModel });
+      if (connection.provider === explicit.provider && (use === 'chat' || entry?.embeddingModels)) out.push({ connection, vendorModel: explicit.vendorModel });
       continue;
     }
-    const entry = byId.get(connection.provider);
-    if (entry && servesModel(entry, model)) out.push({ connection, vendorModel: model });
+    if (entry && servesModel(entry, model, use)) out.push({ connection, vendorModel: model });
   }
   if (out.length > 1) out.sort((a, b) => compareConnections(a.connection, b.connection));
   return out;

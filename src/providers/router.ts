@@ -6,8 +6,12 @@ import { ApiError } from '../errors.js';
 import { abortScope } from '../abort-scope.js';
 import { adapters } from './adapters/index.js';
 import { CircuitBreaker, circuitKey, type BreakerOptions } from './breaker.js';
-import { callVendor, type VendorCall } from './call-vendor.js';
+import { callVendor, type VendorExchange } from './call-vendor.js';
 import { candidatesFor, type Candidate } from './catalog.js';
+import { embeddingCandidates, embeddingExchange, type EmbeddingResult } from './embeddings/route.js';
+import type { EmbeddingRequest } from './embeddings/types.js';
+import { countingCandidates, countingExchange, type TokenCount } from './messages/count-tokens.js';
+import type { MessagesBody } from './messages/types.js';
 import type { VendorAdapter, VendorModel } from './adapters/types.js';
 import { createModelLists } from './model-list.js';
 import { REASONS, countsAgainstConnection, fallsBack, retryDelayMs } from './policy.js';
@@ -45,16 +49,19 @@ export interface ProviderRouterOptions {
   dispatcher?: Dispatcher;
   /** Largest accepted success body; a larger one is a failed attempt that falls back. Default 4 MiB. */
   maxResponseBytes?: number;
+  /** Largest accepted embeddings answer (2,048 vectors). Default 64 MiB. */
+  maxEmbeddingsResponseBytes?: number;
   /** Streams: first-byte (per attempt), idle and total limits. Default 60 s, 60 s, 10 min; events up to maxResponseBytes. */
   stream?: Partial<Omit<StreamLimits, 'maxEventChars'>>;
 }
 
 export { ProviderRouteError } from './route-errors.js';
 
-/** One way of exchanging with a vendor: a whole answer, or a stream opened up to its first chunk. */
+/** One way of exchanging with a vendor: a whole answer, a stream opened up to its first chunk, embeddings, a token count. */
 interface Exchange<T> {
-  streaming: boolean;
-  send(call: VendorCall): Promise<T & { status: number; requestId: string | null }>;
+  /** The vendor's body as text; throws a 400 ApiError for what this vendor cannot express (the candidate is skipped). */
+  body(adapter: VendorAdapter, vendorModel: string): string;
+  send(call: VendorExchange): Promise<T & { status: number; requestId: string | null }>;
 }
 
 interface Routed<T> {
@@ -72,6 +79,10 @@ export interface ProviderRouter {
    * it), with the stream to read on. `signal` also cancels the stream later on.
    */
   stream(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<RoutedStream>;
+  /** Embeddings (POST /v1/embeddings) from the connections whose vendor has them, with the same fallback. */
+  embed(request: EmbeddingRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<EmbeddingResult>;
+  /** A Messages request's input tokens, from the first connection for `model` whose vendor counts them. */
+  countTokens(model: string, body: MessagesBody, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger, betas?: string): Promise<TokenCount>;
   /** The vendor's own model list for a connection (cached for a minute); null when it has none. */
   listModels(connection: ProviderConnection): Promise<VendorModel[] | null>;
   close(): Promise<void>;
@@ -98,7 +109,6 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
 
   const targetFor = createTargets(transport, options.baseUrls ?? {}, allowPrivate);
 
-  const whole: Exchange<Awaited<ReturnType<typeof callVendor>>> = { streaming: false, send: callVendor };
   const limits: StreamLimits = {
     firstByteMs: options.stream?.firstByteMs ?? 60_000,
     idleMs: options.stream?.idleMs ?? 60_000,
@@ -107,32 +117,54 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   };
 
   async function call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<ChatResult> {
-    const { sent, candidate, attempts, upstreamMs } = await route(request, connections, signal, log, whole);
+    const whole: Exchange<Awaited<ReturnType<typeof callVendor>>> = {
+      body: (adapter, vendorModel) => vendorBody(adapter, request, vendorModel, false),
+      send: (c) => callVendor(Object.assign(c, { request, headers: c.adapter.requestHeaders?.(request) })),
+    };
+    const { sent, candidate, attempts, upstreamMs } = await route(chatCandidates(request.model, connections), signal, log, whole);
     // Object.assign rather than `{ ...output, more }`: Node 20's V8 builds the latter on a slow path (µs per call).
     return Object.assign({}, sent.output, { model: sent.output.model ?? candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs });
   }
 
   async function stream(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<RoutedStream> {
-    const streamed = { streaming: true, send: (c: VendorCall) => openVendorStream(Object.assign(c, { limits, lifetime: signal })) };
-    const { sent, candidate, attempts, upstreamMs } = await route(request, connections, signal, log, streamed);
+    const streamed: Exchange<Awaited<ReturnType<typeof openVendorStream>>> = {
+      body: (adapter, vendorModel) => vendorBody(adapter, request, vendorModel, true),
+      send: (c) => openVendorStream(Object.assign(c, { request, limits, lifetime: signal, headers: c.adapter.requestHeaders?.(request) })),
+    };
+    const { sent, candidate, attempts, upstreamMs } = await route(chatCandidates(request.model, connections), signal, log, streamed);
     return { stream: sent.stream, model: candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs };
   }
 
-  async function route<T>(request: ChatRequest, connections: ProviderConnection[], signal: AbortSignal | undefined, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
-    const candidates = candidatesFor(request.model, connections);
-    if (candidates.length === 0) throw notServed(request.model, connections);
+  async function embed(request: EmbeddingRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<EmbeddingResult> {
+    const { sent, candidate, attempts, upstreamMs } = await route(embeddingCandidates(request.model, connections), signal, log, embeddingExchange(request, options.maxEmbeddingsResponseBytes ?? 64 * 1024 * 1024));
+    return Object.assign({}, sent.output, { model: sent.output.model ?? candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs });
+  }
+
+  async function countTokens(model: string, body: MessagesBody, connections: ProviderConnection[], signal?: AbortSignal, log = logger, betas?: string): Promise<TokenCount> {
+    const { sent, candidate, attempts, upstreamMs } = await route(countingCandidates(model, connections), signal, log, countingExchange(body, betas));
+    return { inputTokens: sent.output, provider: candidate.connection.provider, attempts, upstreamMs };
+  }
+
+  function chatCandidates(model: string, connections: ProviderConnection[]): Candidate[] {
+    const candidates = candidatesFor(model, connections);
+    if (candidates.length === 0) throw notServed(model, connections);
+    return candidates;
+  }
+
+  /** `candidates`: never empty (each kind of call says itself why none can serve it). */
+  async function route<T>(candidates: Candidate[], signal: AbortSignal | undefined, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
     // One deadline for the whole call (for a stream: its opening): N hanging connections cost requestTimeoutMs, not N attempts.
     const scope = abortScope(signal);
     const deadline = setTimeout(() => scope.abort(DEADLINE), requestTimeoutMs);
     try {
-      return await attemptAll(request, candidates, scope.signal, log, exchange);
+      return await attemptAll(candidates, scope.signal, log, exchange);
     } finally {
       clearTimeout(deadline);
       scope.dispose();
     }
   }
 
-  async function attemptAll<T>(request: ChatRequest, candidates: Candidate[], signal: AbortSignal, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
+  async function attemptAll<T>(candidates: Candidate[], signal: AbortSignal, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
     const attempts: Attempt[] = [];
     const failures: VendorError[] = [];
     let upstreamMs = 0;
@@ -157,7 +189,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
       const adapter = adapters[connection.provider]!;
       let body: string;
       try {
-        body = vendorBody(adapter, request, candidate.vendorModel, exchange.streaming);
+        body = exchange.body(adapter, candidate.vendorModel);
       } catch (error) {
         // This vendor cannot express the request (a parameter or an image form it does not take); another may.
         if (!(error instanceof ApiError)) throw error;
@@ -178,7 +210,6 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
             apiKey: connection.apiKey,
             vendorModel: candidate.vendorModel,
             body,
-            request,
             timeoutMs,
             maxResponseBytes,
             signal,
@@ -252,6 +283,8 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   return {
     call,
     stream,
+    embed,
+    countTokens,
     listModels: (connection) => modelLists.get(connection, targetFor(connection)),
     close: () => transport.close(),
     circuitState: (circuit) => breaker.state(circuit), // metrics: circuit gauges

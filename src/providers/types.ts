@@ -62,6 +62,8 @@ export interface ChatResult {
   model?: string | undefined;
   systemFingerprint?: string | undefined;
   serviceTier?: string | undefined;
+  /** The vendor's own answer, when the request came in that vendor's format (Anthropic Messages to Anthropic). */
+  native?: unknown;
   /** The provider id of the connection that answered. */
   provider: string;
   attempts: Attempt[];

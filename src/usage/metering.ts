@@ -11,6 +11,9 @@ import type { Clock } from '../quotas/windows.js';
 import type { UsageEntry } from './entry.js';
 import type { Ledger } from './ledger.js';
 import { meterStream } from './stream-metering.js';
+import { meterEmbedding } from './embedding-metering.js';
+import type { EmbeddingRequest } from '../providers/embeddings/types.js';
+import type { EmbeddingResult } from '../providers/embeddings/route.js';
 
 /** Completion tokens assumed for the token estimate of a call that sets no max_tokens. */
 export const DEFAULT_COMPLETION_ESTIMATE = 256;
@@ -116,6 +119,13 @@ export function createMetering(deps: MeteringDeps) {
     async streamed(subject: QuotaSubject, asked: ChatRequest) {
       const { admission, request } = await admit(subject, asked, false);
       return meterStream(deps, subject, request, admission);
+    },
+
+    /** One embeddings call (src/usage/embedding-metering.ts): quotas, cost and rate headers on the reply, a ledger row. */
+    async embedding(subject: QuotaSubject, reply: FastifyReply, request: EmbeddingRequest, call: () => Promise<EmbeddingResult>): Promise<EmbeddingResult> {
+      const { result, costUsd, headers } = await meterEmbedding(deps, subject, request, call);
+      reply.headers({ 'x-ladder-cost-usd': formatCost(costUsd), ...headers });
+      return result;
     },
 
     /** When a run starts (before its instance is recorded or resumed): 402/429 if the subject is already over a limit. */

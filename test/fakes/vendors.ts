@@ -32,12 +32,18 @@
  * 'drain' like a real server, so a reader that stops reading stalls it; `streamedEvents` counts
  * the events it managed to write.
  *
+ * Embeddings and token counting (test/fakes/vendor-embeddings.ts), in each vendor's format:
+ * OpenAI `POST /v1/embeddings`, Azure `/openai/deployments/{d}/embeddings`, Gemini
+ * `:batchEmbedContents`, Anthropic `POST /v1/messages/count_tokens`; error, reset, delay and
+ * wrong-shape steps apply to them as to chat.
+ *
  * Base URLs: OpenAI-compatible `${url}/v1` (path /v1/chat/completions); Anthropic `${url}`
  * (/v1/messages); Gemini `${url}` (/v1beta/models/{model}:generateContent); Azure `${url}`
  * (/openai/deployments/{deployment}/chat/completions?api-version=...).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicCount, checkAnthropicCount, checkGeminiBatch, checkOpenAIEmbeddings, geminiEmbeddings, openAIEmbeddingList } from './vendor-embeddings.js';
 import { anthropicStreamError, anthropicStreamEvents, geminiStreamError, geminiStreamEvents, openAIStreamError, openAIStreamEvents } from './vendor-streams.js';
 
 export type Script =
@@ -128,6 +134,15 @@ interface Dialect {
   streams(req: RecordedRequest): boolean;
   streamEvents(reply: Reply, req: RecordedRequest, n: number): string[];
   streamError(message: string): string;
+  /** Endpoints besides chat (embeddings, token counting), each in the vendor's own wire format. */
+  extra?: ExtraEndpoint[];
+}
+
+/** A non-chat endpoint of a fake: scripted error, reset and delay steps apply to it as to chat. */
+interface ExtraEndpoint {
+  matches(req: RecordedRequest): boolean;
+  check(req: RecordedRequest, apiKey: string): { status: number; message: string; detail?: string } | null;
+  success(req: RecordedRequest): unknown;
 }
 
 // ---------------------------------------------------------------- shared plumbing
@@ -176,6 +191,8 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
       if (!dialect.authorized(recorded, apiKey)) return sendJson(res, 401, dialect.error(401, 'invalid key'));
       return sendJson(res, 200, dialect.modelList(models));
     }
+    const extra = dialect.extra?.find((e) => e.matches(recorded));
+    if (extra) return answerExtra(extra, recorded, apiKey, res, req);
     const problem = dialect.check(recorded, apiKey);
     if (problem) return sendJson(res, problem.status, dialect.error(problem.status, problem.message, problem.detail));
 
@@ -264,6 +281,24 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
         return answer(echo());
     }
   });
+  function answerExtra(extra: ExtraEndpoint, recorded: RecordedRequest, key: string, res: ServerResponse, req: IncomingMessage): void {
+    const problem = extra.check(recorded, key);
+    if (problem) return sendJson(res, problem.status, dialect.error(problem.status, problem.message, problem.detail));
+    const step = queue.shift() ?? fallback;
+    if (step?.kind === 'error') {
+      if (step.retryAfter !== undefined) res.setHeader('retry-after', step.retryAfter);
+      return sendJson(res, step.status, dialect.error(step.status, step.message ?? `fake ${dialect.vendor} error ${step.status}`));
+    }
+    if (step?.kind === 'reset') return void req.socket.resetAndDestroy();
+    if (step?.kind === 'wrong-shape') return sendJson(res, 200, { hello: 'world' });
+    if (step?.kind === 'delay') {
+      const timer = setTimeout(() => sendJson(res, 200, extra.success(recorded)), step.ms);
+      res.on('close', () => clearTimeout(timer));
+      return;
+    }
+    return sendJson(res, 200, extra.success(recorded));
+  }
+
   // Longer than any test: an idle socket closed just as the client reuses it fails a call for nothing.
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -403,6 +438,11 @@ const openAIDialect: Dialect = {
   streams: (req) => req.body?.stream === true,
   streamEvents: (reply, req, n) => openAIStreamEvents(reply, req.body.model, n, req.body),
   streamError: openAIStreamError,
+  extra: [{
+    matches: (req) => req.method === 'POST' && req.path === '/v1/embeddings',
+    check: (req, apiKey) => (req.headers.authorization !== `Bearer ${apiKey}` ? { status: 401, message: 'Incorrect API key provided.', detail: 'invalid_api_key' } : checkOpenAIEmbeddings(req.body, true)),
+    success: (req) => openAIEmbeddingList(req.body, req.body.model),
+  }],
   error: (status, message, detail) => ({
     error: { message, type: status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: detail ?? null },
   }),
@@ -431,6 +471,11 @@ const azureDialect: Dialect = {
   streams: (req) => req.body?.stream === true,
   streamEvents: (reply, req, n) => openAIStreamEvents(reply, decodeURIComponent(req.path.split('/')[3]!), n, req.body),
   streamError: openAIStreamError,
+  extra: [{
+    matches: (req) => req.method === 'POST' && /^\/openai\/deployments\/[^/]+\/embeddings$/.test(req.path) && !!req.query['api-version'],
+    check: (req, apiKey) => (req.headers['api-key'] !== apiKey ? { status: 401, message: 'Access denied due to invalid subscription key or wrong API endpoint.' } : checkOpenAIEmbeddings(req.body, false)),
+    success: (req) => openAIEmbeddingList(req.body, decodeURIComponent(req.path.split('/')[3]!)),
+  }],
   error: (status, message) => ({ error: { code: String(status), message } }),
 };
 
@@ -509,6 +554,13 @@ const anthropicDialect: Dialect = {
   streams: (req) => req.body?.stream === true,
   streamEvents: (reply, req, n) => anthropicStreamEvents(reply, req.body.model, n),
   streamError: anthropicStreamError,
+  extra: [{
+    matches: (req) => req.method === 'POST' && req.path === '/v1/messages/count_tokens',
+    check: (req, apiKey) =>
+      req.headers['x-api-key'] !== apiKey ? { status: 401, message: 'invalid x-api-key' }
+        : !req.headers['anthropic-version'] ? { status: 400, message: 'anthropic-version: header is required' } : checkAnthropicCount(req.body),
+    success: (req) => anthropicCount(req.body),
+  }],
 };
 
 // ---------------------------------------------------------------- Google Gemini
@@ -585,6 +637,11 @@ const geminiDialect: Dialect = {
   streams: (req) => req.path.endsWith(':streamGenerateContent') && req.query.alt === 'sse',
   streamEvents: (reply, req, n) => geminiStreamEvents(reply, geminiModel(req.path), n, req.body),
   streamError: geminiStreamError,
+  extra: [{
+    matches: (req) => req.method === 'POST' && /^\/v1beta\/models\/[^/:]+:batchEmbedContents$/.test(req.path),
+    check: (req, apiKey) => (req.headers['x-goog-api-key'] !== apiKey ? { status: 400, message: 'API key not valid. Please pass a valid API key.', detail: 'API_KEY_INVALID' } : checkGeminiBatch(req)),
+    success: geminiEmbeddings,
+  }],
 };
 
 function geminiModel(path: string): string {

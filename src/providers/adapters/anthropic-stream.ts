@@ -4,6 +4,7 @@
 import { ShapeError, count, isObject, type Json } from './types.js';
 import { StreamEventError, chunkOf, deltaChoice, type StreamChunk, type StreamReader, type StreamSupport } from '../stream/types.js';
 import type { ChatRequest, FinishReason, Usage } from '../types.js';
+import { messagesOrigin } from '../messages/types.js';
 
 export interface AnthropicStreamOptions {
   finish: Record<string, FinishReason>;
@@ -14,7 +15,30 @@ export interface AnthropicStreamOptions {
 export function anthropicStream(options: AnthropicStreamOptions): StreamSupport {
   return {
     body: (vendorBody) => ({ ...vendorBody, stream: true }),
-    reader: (request) => anthropicReader(options, options.wantsJson(request)),
+    reader: (request) => withNativeEvents(anthropicReader(options, options.wantsJson(request)), messagesOrigin(request) !== undefined),
+  };
+}
+
+/**
+ * For a Messages request, every event also rides along as it came (`native` on its first chunk,
+ * or on a chunk of its own), so the Messages route relays Anthropic's stream unchanged:
+ * thinking, signatures and citations included.
+ */
+function withNativeEvents(reader: StreamReader, native: boolean): StreamReader {
+  if (!native) return reader;
+  return {
+    get finished() {
+      return reader.finished;
+    },
+    read(event) {
+      const chunks = reader.read(event);
+      const data: unknown = JSON.parse(event.data);
+      if (chunks.length === 0) return [Object.assign(chunkOf([]), { native: data })];
+      chunks[0]!.native = data;
+      return chunks;
+    },
+    end: () => reader.end(),
+    usage: () => reader.usage(),
   };
 }
 

@@ -1,13 +1,14 @@
 // Anthropic Messages API. OpenAI-style messages are rebuilt as Anthropic turns of content blocks;
 // tool calls become tool_use / tool_result blocks, and a JSON response_format a forced tool.
 import { anthropicStream } from './anthropic-stream.js';
+import { messagesOrigin } from '../messages/types.js';
 import type { RequestMessage } from '../../schemas/chat-messages.js';
 import type { ChatRequest, Choice, FinishReason } from '../types.js';
 import {
   THINKING_BUDGET, checkSupport, functionToolsOnly, isHttpUrl, parseArguments, parseDataUrl, partsOf, plainText, stopList,
   unsupportedContent, unsupportedParameter, type SupportTable,
 } from './content.js';
-import { ShapeError, isObject, outputOf, textChoice, usageOf, type Json, type VendorAdapter } from './types.js';
+import { ShapeError, count, isObject, outputOf, textChoice, usageOf, type Json, type VendorAdapter } from './types.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 /** Anthropic requires max_tokens; this is sent when the caller gives none. */
@@ -114,6 +115,9 @@ function assistantBlocks(message: RequestMessage, i: number): Block[] {
  * messages become one turn whose blocks keep their order.
  */
 export function toAnthropicBody(request: ChatRequest, vendorModel: string): Json {
+  const origin = messagesOrigin(request);
+  // A Messages request goes as it came: the model as routed, the output cap as admitted.
+  if (origin) return { ...origin.body, model: vendorModel, max_tokens: request.max_tokens ?? origin.body.max_tokens };
   checkSupport(P, request, SUPPORT);
   const system: string[] = [];
   const turns: Turn[] = [];
@@ -202,9 +206,23 @@ export const anthropicAdapter: VendorAdapter = {
   }),
   path: (basePath) => `${basePath}/v1/messages`,
   toVendor: toAnthropicBody,
+  requestHeaders(request) {
+    const betas = messagesOrigin(request)?.betas;
+    return betas ? { 'anthropic-beta': betas } : undefined;
+  },
+  countTokens: {
+    path: (basePath) => `${basePath}/v1/messages/count_tokens`,
+    // The count_tokens request as it came (its schema keeps what count_tokens takes), with the model as routed.
+    body: (request, vendorModel) => ({ ...request, model: vendorModel }),
+    parse(body) {
+      if (!isObject(body) || typeof body.input_tokens !== 'number') throw new ShapeError('no input_tokens');
+      return count(body.input_tokens);
+    },
+  },
   stream: anthropicStream({ finish: FINISH, wantsJson }),
   fromVendor(body, request) {
     if (!isObject(body) || !Array.isArray(body.content)) throw new ShapeError('no content array');
+    const native = messagesOrigin(request) ? body : undefined;
     const forced = wantsJson(request);
     let text = '';
     let json: string | null = null;
@@ -232,7 +250,9 @@ export const anthropicAdapter: VendorAdapter = {
       if (finish === 'tool_calls') finish = 'stop';
     }
     const content = toolCalls.length > 0 && text === '' ? null : text;
-    return outputOf([textChoice(0, content, finish, toolCalls)], totals, { model: typeof body.model === 'string' ? body.model : undefined });
+    const output = outputOf([textChoice(0, content, finish, toolCalls)], totals, { model: typeof body.model === 'string' ? body.model : undefined });
+    if (native) output.native = native;
+    return output;
   },
   errorInfo(_status, body) {
     const error = isObject(body) ? body.error : undefined;

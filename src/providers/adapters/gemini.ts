@@ -1,6 +1,8 @@
 // Google Gemini generateContent (Generative Language API, v1beta). Tools become
 // functionDeclarations, tool calls functionCall parts and tool results functionResponse parts.
 import { geminiStream } from './gemini-stream.js';
+import { geminiEmbeddings } from '../embeddings/gemini-embeddings.js';
+import { checkOrigin } from '../messages/origin.js';
 import { randomUUID } from 'node:crypto';
 import { invalidRequest } from '../../errors.js';
 import type { RequestMessage } from '../../schemas/chat-messages.js';
@@ -118,6 +120,7 @@ function functionResponse(message: RequestMessage, i: number, names: Map<string,
 /** System and developer messages go to systemInstruction (in order); consecutive same-role turns are merged. */
 export function toGeminiBody(request: ChatRequest): Json {
   checkSupport(P, request, SUPPORT);
+  const topK = checkOrigin(P, request, true)?.topK;
   const system: Part[] = [];
   const contents: Content[] = [];
   const names = request.messages.some((m) => m.role === 'tool') ? toolNamesById(request.messages) : new Map<string, string>();
@@ -148,7 +151,8 @@ export function toGeminiBody(request: ChatRequest): Json {
   const body: Json = { contents };
   if (system.length > 0) body.systemInstruction = { parts: system };
   const config = generationConfig(request);
-  if (config) body.generationConfig = config;
+  if (topK !== undefined) body.generationConfig = { ...config, topK };
+  else if (config) body.generationConfig = config;
   if (request.tools && request.tools.length > 0) {
     body.tools = [{
       functionDeclarations: request.tools.map((tool) => {
@@ -252,6 +256,7 @@ export const geminiAdapter: VendorAdapter = {
   path: (basePath, vendorModel) => `${basePath}/v1beta/models/${encodeURIComponent(vendorModel)}:generateContent`,
   toVendor: toGeminiBody,
   stream: geminiStream(FINISH),
+  embeddings: geminiEmbeddings,
   fromVendor(body) {
     if (!isObject(body)) throw new ShapeError('body is not an object');
     const meta = isObject(body.usageMetadata) ? body.usageMetadata : {};

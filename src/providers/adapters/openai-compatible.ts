@@ -3,6 +3,8 @@ import type { ChatRequest, Choice } from '../types.js';
 import { ShapeError, epochSeconds, isObject, outputOf, type Json, type VendorAdapter, type VendorModel, type VendorOutput } from './types.js';
 import { FINISH, openAIErrorMessage, parseOpenAIUsage } from './openai-wire.js';
 import { openAIStream } from './openai-stream.js';
+import { checkOrigin } from '../messages/origin.js';
+import { openAIEmbeddings, type OpenAIEmbeddingsSpec } from '../embeddings/openai-embeddings.js';
 
 export interface OpenAICompatibleSpec {
   id: string;
@@ -20,6 +22,8 @@ export interface OpenAICompatibleSpec {
   modelList?: boolean;
   /** Send `stream_options.include_usage` on streams; false for vendors that refuse members they do not know. Default true. */
   streamUsageOption?: boolean;
+  /** The vendor's embeddings endpoint and what it takes of OpenAI's request; absent: it has none. */
+  embeddings?: OpenAIEmbeddingsSpec;
 }
 
 
@@ -36,6 +40,7 @@ export function openAICompatible(spec: OpenAICompatibleSpec): VendorAdapter {
     headers: spec.headers ?? bearer,
     path: spec.path ?? chatPath,
     toVendor(request: ChatRequest, vendorModel: string) {
+      checkOrigin(spec.id, request, false);
       // Already this wire format: every member goes on unchanged (messages by reference, not copied).
       const body: Json = { ...request };
       if (modelInBody) body.model = vendorModel;
@@ -49,6 +54,7 @@ export function openAICompatible(spec: OpenAICompatibleSpec): VendorAdapter {
     fromVendor: parseChatCompletion,
     stream: openAIStream(spec.streamUsageOption ?? true),
     errorInfo: (_status, body) => ({ message: openAIErrorMessage(body) }),
+    ...(spec.embeddings ? { embeddings: openAIEmbeddings(spec.id, spec.embeddings) } : {}),
     ...(spec.modelList === false ? {} : { models: { path: (basePath: string) => `${basePath}/models`, parse: parseModelList } }),
   };
 }

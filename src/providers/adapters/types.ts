@@ -1,6 +1,8 @@
 import type { ChatRequest, Choice, FinishReason, Usage } from '../types.js';
 import { storableCount } from '../../storable.js';
 import type { StreamSupport } from '../stream/types.js';
+import type { EmbeddingSupport } from '../embeddings/types.js';
+import type { TokenCounting } from '../messages/types.js';
 import type { VendorErrorKind } from '../vendor-errors.js';
 
 /** What every adapter extracts from a successful vendor body. */
@@ -13,6 +15,8 @@ export interface VendorOutput {
   model?: string | undefined;
   systemFingerprint?: string | undefined;
   serviceTier?: string | undefined;
+  /** The vendor's answer as it came, when the request came in its own format (Messages to Anthropic): passed on unchanged. */
+  native?: unknown;
 }
 
 /** One entry of a vendor's own model list. */
@@ -30,6 +34,8 @@ export interface VendorAdapter {
   /** Response header that carries the vendor's request id. */
   readonly requestIdHeader: string;
   headers(apiKey: string): Record<string, string>;
+  /** Headers a request adds to the vendor's own (Anthropic: a Messages request's `anthropic-beta`). */
+  requestHeaders?(request: ChatRequest): Record<string, string> | undefined;
   /** Request path (with query, if any) appended to the base URL's path. */
   path(basePath: string, vendorModel: string): string;
   /**
@@ -43,6 +49,10 @@ export interface VendorAdapter {
   errorInfo(status: number, body: unknown): { message?: string | undefined; kind?: VendorErrorKind | undefined };
   /** Streaming (`stream: true`): the body change and the event reader. */
   readonly stream?: StreamSupport;
+  /** POST /v1/embeddings, for vendors whose API has embeddings (the catalog says which models). */
+  readonly embeddings?: EmbeddingSupport;
+  /** Counting a Messages request's input tokens without running it (Anthropic's count_tokens). */
+  readonly countTokens?: TokenCounting;
   /** The vendor's model list (GET), when it offers one. */
   readonly models?: {
     path(basePath: string): string;

@@ -35,7 +35,7 @@ export async function openVendorStream(call: StreamCall): Promise<OpenedVendorSt
       origin: target.origin,
       path: support.path ? support.path(target.basePath, call.vendorModel) : adapter.path(target.basePath, call.vendorModel),
       method: 'POST',
-      headers: adapter.headers(call.apiKey),
+      headers: call.headers ? { ...adapter.headers(call.apiKey), ...call.headers } : adapter.headers(call.apiKey),
       body: call.body,
       signal: controller.signal,
       headersTimeout: limits.firstByteMs,
