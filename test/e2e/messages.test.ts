@@ -219,15 +219,16 @@ describe('errors in Anthropic’s shape, auth by x-api-key or Bearer', () => {
     expect(bearer.content).toEqual([{ type: 'text', text: 'echo: x' }]);
   });
 
-  it('a bad request is 400 invalid_request_error, with our code in x-ladder-error-code; an unserved model too', async () => {
+  it('a bad request is 400 invalid_request_error, with our code in x-ladder-error-code; an unserved model 404 not_found_error', async () => {
     const user = await userWith([['openai', 0]]);
     const missing = await fetchMessages(user.key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] });
     expect(missing.status).toBe(400);
     expect(missing.headers.get('x-ladder-error-code')).toBe('missing_required_field');
     expect(await missing.json() as unknown).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'Missing required field: max_tokens.' }, request_id: expect.any(String) });
     const unserved = await apiError(sdk({ apiKey: user.key }).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }));
-    expect(unserved.status).toBe(400);
-    expect(unserved.headers?.get('x-ladder-error-code')).toBe('model_not_supported');
+    expect(unserved.status).toBe(404);
+    expect(unserved.headers?.get('x-ladder-error-code')).toBe('model_not_found');
+    expect((unserved.error as { error: { type: string } }).error.type).toBe('not_found_error');
   });
 
   it('every vendor failing is 502 api_error; other routes keep the Error envelope', async () => {
