@@ -1,13 +1,15 @@
 // `npm run bench:runs`: what the background path costs. Against a local upstream that answers
 // at once (its own process), on the embedded database and, when BENCH_DATABASE_URL is set, on
 // PostgreSQL too:
-//   1. per model call: a 32-call ladder run by the interpreter alone (no database), as a
-//      synchronous run (row, lease, checkpoints, events) and as a background run;
+//   1. per model call: 32-call ladders, sequential (one call after another) and fan-out (31
+//      calls side by side, then one), run by the interpreter alone (no database), as
+//      synchronous runs (row, lease, checkpoints, events) and as background runs;
 //   2. pickup: pending insert to `running` on an idle process (database clock);
 //   3. throughput: one-call instances completed per second by one process.
 // The service runs in this process (startServer), so the bench can insert pending rows into
 // the embedded database it holds. BENCH_RUNS (default 30), BENCH_INSTANCES (default 2000);
-// WORKER_CONCURRENCY, when set, replaces the default for the throughput figure.
+// WORKER_CONCURRENCY, when set, replaces the default for the throughput figure; BENCH_SMOKE=1
+// runs a few of each (CI). The last line is the JSON report (bench/report.ts).
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -20,19 +22,29 @@ import { loadConfig } from '../src/config.js';
 import type { LadderConfig } from '../src/ladders/language/config.js';
 import { runLadder } from '../src/ladders/engine/interpreter.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { figure, printReport, SMOKE, type Figure } from './report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const RUNS = Number(process.env.BENCH_RUNS ?? 30);
-const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 2000);
+const RUNS = Number(process.env.BENCH_RUNS ?? (SMOKE ? 3 : 30));
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? (SMOKE ? 100 : 2000));
+const WARMUP = SMOKE ? 1 : 3;
+/** Calls side by side in a fan-out step: the run's cap must let them all go at once. */
+const FAN_OUT = 31;
 
-const wide: LadderConfig = {
-  name: 'Thirty-two calls',
+const sequential: LadderConfig = {
+  name: 'Thirty-two calls in a row',
+  exit: 'a',
+  steps: [{ id: 'a', name: 'A', type: 'sequential', nodes: 32, fields: [{ name: 'Q', type: 'text', from: 'input.context' }], systemPrompt: 'Go on.' }],
+};
+const fanOut: LadderConfig = {
+  name: 'Thirty-one calls side by side, then one',
   exit: 'b',
   steps: [
-    { id: 'a', name: 'A', type: 'normal', nodes: 16, fields: [{ name: 'Q', type: 'text', from: 'input.context' }], systemPrompt: 'Think.' },
-    { id: 'b', name: 'B', type: 'sequential', nodes: 16, fields: [{ name: 'A', type: 'ingest', from: { stepId: 'a' } }], systemPrompt: 'Go on.' },
+    { id: 'a', name: 'A', type: 'normal', nodes: FAN_OUT, fields: [{ name: 'Q', type: 'text', from: 'input.context' }], systemPrompt: 'Think.' },
+    { id: 'b', name: 'B', type: 'normal', fields: [{ name: 'A', type: 'ingest', from: { stepId: 'a' } }], systemPrompt: 'Sum up.' },
   ],
 };
+const shapes = { sequential, fanout: fanOut } as const;
 const single: LadderConfig = {
   name: 'One call',
   exit: 'a',
@@ -61,12 +73,12 @@ async function call(dispatcher: Agent, url: string, headers: Record<string, stri
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-async function benchDatabase(label: string, upstream: string, databaseUrl: string | null): Promise<string[]> {
+async function benchDatabase(label: string, prefix: string, upstream: string, databaseUrl: string | null, figures: Figure[]): Promise<string[]> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'ladder-bench-runs-'));
   const adminToken = randomBytes(24).toString('hex');
   const config = loadConfig({
     PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn', PROVIDER_BASE_URL_OPENAI: `${upstream}/v1`,
-    LADDER_MAX_CONCURRENT_CALLS: '1', ...(process.env.WORKER_CONCURRENCY ? { WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY } : {}), ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    LADDER_MAX_CONCURRENT_CALLS: String(FAN_OUT + 1), ...(process.env.WORKER_CONCURRENCY ? { WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY } : {}), ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
   const tls = new Agent({ connect: { rejectUnauthorized: false } });
   let server: RunningServer | null = null;
@@ -82,7 +94,7 @@ async function benchDatabase(label: string, upstream: string, databaseUrl: strin
     const auth = { authorization: `Bearer ${key}` };
     await call(tls, `${server.url}/v1/providers`, auth, { provider: 'openai', api_key: 'sk-bench-upstream-key' });
     const ladders: Record<string, string> = {};
-    for (const [slug, ladder] of [['wide', wide], ['single', single]] as const) {
+    for (const [slug, ladder] of [['sequential', sequential], ['fanout', fanOut], ['single', single]] as const) {
       ladders[slug] = ((await call(tls, `${server.url}/v1/${username}/${slug}`, auth, { config: ladder }, 'PUT')) as { id: string }).id;
     }
     const insert = async (slug: string, input: string) => {
@@ -107,46 +119,72 @@ async function benchDatabase(label: string, upstream: string, databaseUrl: strin
       }
     };
 
-    // 1. Per model call.
+    // 1. Per model call, for each shape: the interpreter alone, a synchronous run, a background run.
     const connections = await app.connections.forRouting(account.id);
-    const bare: number[] = [];
-    for (let i = 0; i < RUNS + 3; i++) {
-      const started = performance.now();
-      await runLadder({
-        config: wide, model: 'gpt-4o-mini', input: `bare ${i}`, knobs: {},
-        call: (req, signal) => app.providerRouter.call(req, connections, signal),
-        limits: { maxNodesPerStep: 32, maxModelCallsPerRun: 500, maxRecursionDepth: 10, maxRunMs: 60_000, maxConcurrentCalls: 1, maxSpendUsd: 50 },
-      });
-      if (i >= 3) bare.push(performance.now() - started);
-    }
-    const syncIds: string[] = [];
-    for (let i = 0; i < RUNS + 3; i++) {
-      await call(tls, `${server.url}/v1/${username}/wide/chat/completions`, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `sync ${i}` }] });
-      const [row] = await db.query<{ id: string }>(`select id from instances where input = $1`, [`sync ${i}`]);
-      if (i >= 3) syncIds.push(row!.id);
-    }
-    const asyncIds: string[] = [];
-    for (let i = 0; i < RUNS + 3; i++) {
-      const id = await insert('wide', `async ${i}`);
-      await app.runNotices.pendingCreated();
-      await untilDone([id]);
-      if (i >= 3) asyncIds.push(id);
-    }
-    const syncMs = (await timings(syncIds)).map((r) => Number(r.run_ms));
-    const asyncRows = await timings(asyncIds);
-    const asyncMs = asyncRows.map((r) => Number(r.run_ms));
     const perCall = (ms: number[]) => mean(ms) / 32;
-    lines.push(
-      `${label}: 32-call ladder, ${RUNS} runs each, mean per model call:`,
-      `  interpreter alone (no database)      ${perCall(bare).toFixed(3)} ms`,
-      `  synchronous run (lease, checkpoints) ${perCall(syncMs).toFixed(3)} ms  (${signed(perCall(syncMs) - perCall(bare))} ms over the interpreter alone)`,
-      `  background run (claimed by a worker) ${perCall(asyncMs).toFixed(3)} ms  (${signed(perCall(asyncMs) - perCall(syncMs))} ms over synchronous, ${signed(perCall(asyncMs) - perCall(bare))} ms over the interpreter alone)`,
-    );
+    const limits = { maxNodesPerStep: 32, maxModelCallsPerRun: 500, maxRecursionDepth: 10, maxRunMs: 60_000, maxConcurrentCalls: FAN_OUT + 1, maxSpendUsd: 50 };
+    lines.push(`${label}: 32-call ladders, ${RUNS} runs each, mean per model call:`);
+    for (const [shape, config] of Object.entries(shapes)) {
+      // CPU time of this process (service and load alike) per call: steadier than latency on a shared machine.
+      const cpu = { bare: 0, sync: 0, async: 0 };
+      const cpuMs = (since: NodeJS.CpuUsage) => {
+        const used = process.cpuUsage(since);
+        return (used.user + used.system) / 1000;
+      };
+      const bare: number[] = [];
+      let cpuStart = process.cpuUsage();
+      for (let i = 0; i < RUNS + WARMUP; i++) {
+        if (i === WARMUP) cpuStart = process.cpuUsage();
+        const started = performance.now();
+        await runLadder({
+          config, model: 'gpt-4o-mini', input: `bare ${shape} ${i}`, knobs: {}, limits,
+          call: (req, signal) => app.providerRouter.call(req, connections, signal),
+        });
+        if (i >= WARMUP) bare.push(performance.now() - started);
+      }
+      cpu.bare = cpuMs(cpuStart);
+      const syncIds: string[] = [];
+      for (let i = 0; i < RUNS + WARMUP; i++) {
+        if (i === WARMUP) cpuStart = process.cpuUsage();
+        const answer = await call(tls, `${server.url}/v1/${username}/${shape}/chat/completions`, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `sync ${shape} ${i}` }] });
+        // The completion's id is `ldr-<instance id>`.
+        if (i >= WARMUP) syncIds.push(String(answer.id).slice('ldr-'.length));
+      }
+      cpu.sync = cpuMs(cpuStart);
+      const asyncIds: string[] = [];
+      for (let i = 0; i < RUNS + WARMUP; i++) {
+        if (i === WARMUP) cpuStart = process.cpuUsage();
+        const id = await insert(shape, `async ${shape} ${i}`);
+        await app.runNotices.pendingCreated();
+        await untilDone([id]);
+        if (i >= WARMUP) asyncIds.push(id);
+      }
+      cpu.async = cpuMs(cpuStart);
+      const cpuPerCall = (ms: number) => ms / RUNS / 32;
+      const syncMs = (await timings(syncIds)).map((r) => Number(r.run_ms));
+      const asyncMs = (await timings(asyncIds)).map((r) => Number(r.run_ms));
+      if (syncMs.length !== RUNS || asyncMs.length !== RUNS) throw new Error(`${label} ${shape}: not every run completed`);
+      const [b, sy, as] = [perCall(bare), perCall(syncMs), perCall(asyncMs)];
+      lines.push(
+        `  ${shape}: interpreter alone (no database)      ${b.toFixed(3)} ms`,
+        `  ${shape}: synchronous run (lease, checkpoints) ${sy.toFixed(3)} ms  (${signed(sy - b)} ms over the interpreter alone)`,
+        `  ${shape}: background run (claimed by a worker) ${as.toFixed(3)} ms  (${signed(as - sy)} ms over synchronous, ${signed(as - b)} ms over the interpreter alone)`,
+        `  ${shape}: CPU per call (this process): interpreter ${cpuPerCall(cpu.bare).toFixed(3)} ms, synchronous ${cpuPerCall(cpu.sync).toFixed(3)} ms, background ${cpuPerCall(cpu.async).toFixed(3)} ms`,
+      );
+      figures.push(
+        figure(`${prefix}.${shape}.interpreter_per_call`, b, 'ms'),
+        figure(`${prefix}.${shape}.sync_added_per_call`, sy - b, 'ms', { atMost: 0.5 }),
+        figure(`${prefix}.${shape}.async_added_per_call_over_sync`, as - sy, 'ms', { atMost: 0.3 }),
+        figure(`${prefix}.${shape}.cpu_per_call.interpreter`, cpuPerCall(cpu.bare), 'ms'),
+        figure(`${prefix}.${shape}.cpu_per_call.sync`, cpuPerCall(cpu.sync), 'ms'),
+        figure(`${prefix}.${shape}.cpu_per_call.async`, cpuPerCall(cpu.async), 'ms'),
+      );
+    }
 
     // 2. Pickup on an idle process.
     const pickIds: string[] = [];
     for (let i = 0; i < RUNS * 2; i++) {
-      await sleep(20);
+      await sleep(SMOKE ? 5 : 20);
       const id = await insert('single', `pickup ${i}`);
       await app.runNotices.pendingCreated();
       await untilDone([id]);
@@ -154,6 +192,7 @@ async function benchDatabase(label: string, upstream: string, databaseUrl: strin
     }
     const pickups = (await timings(pickIds)).map((r) => Number(r.pickup_ms));
     lines.push(`  pickup, pending insert to running (idle process, ${pickups.length} instances): p50 ${percentile(pickups, 50).toFixed(1)} ms, p99 ${percentile(pickups, 99).toFixed(1)} ms`);
+    figures.push(figure(`${prefix}.pickup_p50`, percentile(pickups, 50), 'ms', { atMost: 20 }), figure(`${prefix}.pickup_p99`, percentile(pickups, 99), 'ms'));
 
     // 3. Throughput.
     const bulk: string[] = [];
@@ -166,6 +205,7 @@ async function benchDatabase(label: string, upstream: string, databaseUrl: strin
     const seconds = (performance.now() - started) / 1000;
     await worker.close();
     lines.push(`  throughput: ${INSTANCES} one-call instances in ${seconds.toFixed(2)} s = ${(INSTANCES / seconds).toFixed(0)} per second (one process, WORKER_CONCURRENCY=${config.worker.concurrency})`);
+    figures.push(figure(`${prefix}.instances_per_second`, INSTANCES / seconds, '1/s', { atLeast: databaseUrl ? 500 : 300 }));
   } finally {
     await server?.close();
     await tls.close();
@@ -178,9 +218,11 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     const upstream = await startUpstream(children);
-    const out = [...(await benchDatabase('embedded database (PGlite)', upstream, null))];
-    if (process.env.BENCH_DATABASE_URL) out.push(...(await benchDatabase('PostgreSQL', upstream, process.env.BENCH_DATABASE_URL)));
+    const figures: Figure[] = [];
+    const out = [...(await benchDatabase('embedded database (PGlite)', 'embedded', upstream, null, figures))];
+    if (process.env.BENCH_DATABASE_URL) out.push(...(await benchDatabase('PostgreSQL', 'postgres', upstream, process.env.BENCH_DATABASE_URL, figures)));
     process.stdout.write(`\n${out.join('\n')}\n`);
+    printReport('runs', figures);
   } finally {
     for (const child of children) child.kill('SIGTERM');
   }

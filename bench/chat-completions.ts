@@ -10,23 +10,32 @@
 // BENCH_LOG_LEVEL (the service's LOG_LEVEL, default info as in production), BENCH_METRICS=1 (Prometheus
 // metrics on, through METRICS_TOKEN); NODE_OPTIONS is passed on to the service, to try V8 settings, and
 // BENCH_NODE_ARGS goes on the service's command line (flags NODE_OPTIONS refuses, e.g. --cpu-prof).
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+//
+// Also measured: start-up (spawn to a healthy /healthz, fresh DATA_DIR then the same one again),
+// and the mixed load: direct chat at 8 connections alone, then while 4 synchronous 32-call
+// ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set). BENCH_SMOKE=1
+// makes every run short (CI). The last line is the JSON report (bench/report.ts).
+// Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
+import { figure, printReport, SMOKE, type Figure } from './report.js';
+import { call, children, cpuTimeUs, startService, startUpstream, stopChildren, type Service } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
+const DURATION_S = Number(process.env.BENCH_DURATION ?? (SMOKE ? 1 : 5));
+/** The mixed-load row: direct chat at this many connections, beside this many ladders of 32 sequential calls. */
+const MIXED_CONNECTIONS = 8;
+const MIXED_LADDERS = 4;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const CONCURRENCY = [1, 32];
-const children: ChildProcess[] = [];
 
 interface Run {
   target: 'direct' | 'floor' | 'service' | 'limited';
@@ -39,33 +48,6 @@ interface Run {
   cpuUs: number | null;
 }
 
-// /proc counts CPU time in USER_HZ ticks, 1/100 s on the Linux platforms Node.js supports.
-const CLOCK_TICKS = 100;
-
-/**
- * CPU time a process has used so far, in µs, from /proc (Linux; null elsewhere). Unlike
- * latency it hardly moves when other processes share the cores, so it compares builds
- * measured on a busy machine.
- */
-function cpuTimeUs(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-  } catch {
-    return null;
-  }
-}
-
-async function startUpstream(): Promise<string> {
-  const child = fork(path.join(here, 'fake-upstream.js'), { stdio: 'inherit' });
-  children.push(child);
-  const [message] = (await once(child, 'message')) as [{ port: number }];
-  return `http://127.0.0.1:${message.port}`;
-}
-
 /** The bare HTTPS proxy, with the service's own certificate (so both pay the same TLS). */
 async function startBareProxy(upstream: string, dataDir: string): Promise<{ url: string; pid: number | undefined }> {
   const child = fork(path.join(here, 'bare-proxy.js'), { stdio: 'inherit' });
@@ -74,55 +56,6 @@ async function startBareProxy(upstream: string, dataDir: string): Promise<{ url:
   child.send({ upstream, cert: readFileSync(path.join(tlsDir, 'localhost.crt'), 'utf8'), key: readFileSync(path.join(tlsDir, 'localhost.key'), 'utf8') });
   const [message] = (await once(child, 'message')) as [{ port: number }];
   return { url: `https://127.0.0.1:${message.port}`, pid: child.pid };
-}
-
-/** A port nobody listens on right now (the service needs it before it can log anything). */
-async function freePort(): Promise<number> {
-  const probe = createNetServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
-
-async function startService(upstream: string, dataDir: string, adminToken: string, dispatcher: Agent): Promise<{ url: string; pid: number | undefined }> {
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: adminToken,
-    LOG_LEVEL,
-    PROVIDER_BASE_URL_OPENAI: `${upstream}/v1`,
-    ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: randomBytes(24).toString('hex') } : {}),
-  };
-  // The log goes to /dev/null, as a process manager would ship it away: writing costs the service, reading it would cost us.
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(here, '..', 'src', 'server.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  children.push(child);
-  const url = `https://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited during start-up (code ${child.exitCode})`);
-    try {
-      const res = await request(`${url}/healthz`, { dispatcher });
-      await res.body.dump();
-      if (res.statusCode === 200) return { url, pid: child.pid };
-    } catch {
-      // not listening yet
-    }
-    await sleep(200);
-  }
-  throw new Error('the service did not become healthy within 120 s');
-}
-
-async function call(dispatcher: Agent, url: string, headers: Record<string, string>, body: unknown) {
-  const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const text = await res.body.text();
-  if (res.statusCode >= 300) throw new Error(`POST ${url}: ${res.statusCode} ${text}`);
-  return JSON.parse(text) as Record<string, unknown>;
 }
 
 /** Percentile over exact latencies (autocannon's own histogram rounds to whole milliseconds). */
@@ -170,25 +103,84 @@ function table(runs: Run[]): string {
   return lines.join('\n');
 }
 
+async function stopService(service: Service): Promise<void> {
+  if (service.child.exitCode === null && service.child.signalCode === null) {
+    service.child.kill('SIGTERM');
+    await once(service.child, 'exit');
+  }
+  children.splice(children.indexOf(service.child), 1);
+}
+
+/** An account with the upstream as its openai connection; returns its key's authorization header. */
+async function setUpAccount(dispatcher: Agent, service: string, admin: Record<string, string>): Promise<{ username: string; auth: Record<string, string> }> {
+  const username = `bench-${randomBytes(3).toString('hex')}`;
+  await call(dispatcher, `${service}/v1/admin/accounts`, admin, { username });
+  const { key } = (await call(dispatcher, `${service}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string };
+  const auth = { authorization: `Bearer ${key}` };
+  await call(dispatcher, `${service}/v1/providers`, auth, { provider: 'openai', api_key: 'sk-bench-upstream-key' });
+  return { username, auth };
+}
+
+const sequentialLadder = {
+  name: 'Thirty-two calls in a row',
+  exit: 'a',
+  steps: [{ id: 'a', name: 'A', type: 'sequential', nodes: 32, fields: [{ name: 'Q', type: 'text', from: 'input.context' }], systemPrompt: 'Go on.' }],
+};
+
+/**
+ * The mixed-load row: direct chat at MIXED_CONNECTIONS alone, then while MIXED_LADDERS
+ * synchronous 32-call ladders run back to back. Returns both p99s and the ladders finished.
+ */
+async function mixedLoad(dispatcher: Agent, service: string, account: { username: string; auth: Record<string, string> }, body: string) {
+  const { username, auth } = account;
+  const put = await request(`${service}/v1/${username}/mixed`, {
+    method: 'PUT', dispatcher, headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ config: sequentialLadder }),
+  });
+  await put.body.dump();
+  if (put.statusCode >= 300) throw new Error(`saving the ladder failed: ${put.statusCode}`);
+  const url = `${service}/v1/chat/completions`;
+  const ladder = `${service}/v1/${username}/mixed/chat/completions`;
+  await call(dispatcher, ladder, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'warm' }] });
+  if (!SMOKE) await load(url, auth, body, MIXED_CONNECTIONS, 1);
+  const alone = await load(url, auth, body, MIXED_CONNECTIONS, DURATION_S);
+  let stop = false;
+  let ladders = 0;
+  const loops = Array.from({ length: MIXED_LADDERS }, async (_, k) => {
+    for (let i = 0; !stop; i++) {
+      await call(dispatcher, ladder, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `mixed ${k} ${i}` }] });
+      ladders += 1;
+    }
+  });
+  await sleep(100);
+  const loaded = await load(url, auth, body, MIXED_CONNECTIONS, DURATION_S);
+  stop = true;
+  await Promise.all(loops);
+  return { alone, loaded, ladders };
+}
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'ladder-bench-'));
+  const pgDataDir = mkdtempSync(path.join(tmpdir(), 'ladder-bench-pg-'));
   const adminToken = randomBytes(24).toString('hex');
+  const admin = { authorization: `Bearer ${adminToken}` };
   // The service's certificate is self-signed; autocannon does not verify it either.
   const tls = new Agent({ connect: { rejectUnauthorized: false } });
+  const figures: Figure[] = [];
   try {
     const upstream = await startUpstream();
     process.stdout.write(`upstream  ${upstream}\nstarting the service (embedded database in ${dataDir}) ...\n`);
-    const { url: service, pid: servicePid } = await startService(upstream, dataDir, adminToken, tls);
-    process.stdout.write(`service   ${service} (LOG_LEVEL=${LOG_LEVEL})\n`);
+    // Start-up, on a fresh DATA_DIR (initdb, migrations, certificate) and again on the same one.
+    const fresh = await startService(upstream, dataDir, adminToken, tls);
+    await stopService(fresh);
+    const started = await startService(upstream, dataDir, adminToken, tls);
+    const { url: service, pid: servicePid } = started;
+    process.stdout.write(`service   ${service} (LOG_LEVEL=${LOG_LEVEL}); ready in ${fresh.startMs.toFixed(0)} ms on a fresh DATA_DIR, ${started.startMs.toFixed(0)} ms on an existing one\n`);
+    figures.push(figure('start.fresh_data_dir', fresh.startMs, 'ms', { atMost: 2000 }), figure('start.existing_data_dir', started.startMs, 'ms', { atMost: 1000 }));
     const { url: floor, pid: floorPid } = await startBareProxy(upstream, dataDir);
     process.stdout.write(`floor     ${floor} (bare HTTPS proxy)\n`);
 
-    const admin = { authorization: `Bearer ${adminToken}` };
-    const username = `bench-${randomBytes(3).toString('hex')}`;
-    await call(tls, `${service}/v1/admin/accounts`, admin, { username });
-    const { key } = (await call(tls, `${service}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string };
-    const auth = { authorization: `Bearer ${key}` };
-    await call(tls, `${service}/v1/providers`, auth, { provider: 'openai', api_key: 'sk-bench-upstream-key' });
+    const account = await setUpAccount(tls, service, admin);
+    const { auth, username } = account;
     // A second key with every limit set (high enough never to refuse): the quota gate's cost.
     const limitedKey = (await call(tls, `${service}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string; id: string };
     const limits = { requests_per_minute: 1_000_000_000, tokens_per_minute: 1_000_000_000, usd_per_day: 1_000_000, usd_per_month: 100_000_000 };
@@ -210,13 +202,13 @@ async function main(): Promise<void> {
 
     // The service's code paths are compiled by the JIT after a few thousand requests; warm it
     // (and the bare proxy) once, so that the first measured run is not the one paying for it.
-    for (const { target, url, headers } of targets) if (target !== 'direct') await load(url, headers, body, 8, 3);
+    for (const { target, url, headers } of targets) if (target !== 'direct') await load(url, headers, body, 8, SMOKE ? 1 : 3);
 
     const runs: Run[] = [];
     for (const connections of CONCURRENCY) {
       for (const { target, url, headers, pid } of targets) {
-        // Warm-up: connection pools, caches and the JIT; not measured.
-        await load(url, headers, body, connections, 1);
+        // Warm-up: connection pools, caches and the JIT; not measured (nor made in a smoke run).
+        if (!SMOKE) await load(url, headers, body, connections, 1);
         const cpuBefore = cpuTimeUs(pid);
         const result = await load(url, headers, body, connections, DURATION_S);
         const cpuAfter = cpuTimeUs(pid);
@@ -229,11 +221,43 @@ async function main(): Promise<void> {
       }
     }
     process.stdout.write(`\n${table(runs)}\n`);
+    for (const r of runs) {
+      const direct = runs.find((d) => d.target === 'direct' && d.connections === r.connections)!;
+      const name = `chat.${r.target}.c${r.connections}`;
+      figures.push(figure(`${name}.rps`, r.rps, '1/s'), figure(`${name}.p50`, r.p50, 'ms'), figure(`${name}.p99`, r.p99, 'ms'));
+      if (r.target === 'direct') continue;
+      figures.push(figure(`${name}.added_p50`, r.p50 - direct.p50, 'ms', r.target === 'service' && r.connections === 1 ? { atMost: 0.5 } : undefined));
+      figures.push(figure(`${name}.added_p99`, r.p99 - direct.p99, 'ms', r.target === 'service' && r.connections === 1 ? { atMost: 1 } : undefined));
+      if (r.cpuUs !== null) figures.push(figure(`${name}.cpu_per_request`, r.cpuUs / 1000, 'ms', r.target === 'service' && r.connections === 32 ? { atMost: 0.1 } : undefined));
+    }
+
+    // Mixed load, on each database.
+    const mixed = [{ label: 'embedded', service, account }];
+    if (process.env.BENCH_DATABASE_URL) {
+      const pg = await startService(upstream, pgDataDir, adminToken, tls, { DATABASE_URL: process.env.BENCH_DATABASE_URL });
+      mixed.push({ label: 'postgres', service: pg.url, account: await setUpAccount(tls, pg.url, admin) });
+    }
+    process.stdout.write(`\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back:\n`);
+    for (const m of mixed) {
+      const { alone, loaded, ladders } = await mixedLoad(tls, m.service, m.account, body);
+      const ratio = loaded.p99 / alone.p99;
+      process.stdout.write(
+        `  ${m.label.padEnd(8)}: alone p50 ${alone.p50.toFixed(3)} ms, p99 ${alone.p99.toFixed(3)} ms; beside the ladders p50 ${loaded.p50.toFixed(3)} ms, ` +
+          `p99 ${loaded.p99.toFixed(3)} ms (${ratio.toFixed(2)}x), ${loaded.rps.toFixed(0)} vs ${alone.rps.toFixed(0)} req/s, ${ladders} ladders finished\n`,
+      );
+      figures.push(
+        figure(`mixed.${m.label}.alone_p99`, alone.p99, 'ms'),
+        figure(`mixed.${m.label}.loaded_p99`, loaded.p99, 'ms'),
+        figure(`mixed.${m.label}.p99_ratio`, ratio, 'x', { atMost: 1.5 }),
+        figure(`mixed.${m.label}.ladders_finished`, ladders, 'runs'),
+      );
+    }
+    printReport('chat', figures);
   } finally {
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? once(c, 'exit') : null)));
+    await stopChildren();
     await tls.close();
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(pgDataDir, { recursive: true, force: true });
   }
 }
 

@@ -13,20 +13,24 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import * as schema from './schema.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
+import { createPreparedQuery } from './pglite-prepared.js';
 import { listenPostgres, type NotificationHandler } from './notifications.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface Database {
   db: Db;
-  /** Run raw SQL; for maintenance commands and tests. */
-  query<Row = Record<string, unknown>>(text: string, params?: unknown[]): Promise<Row[]>;
+  /**
+   * Run raw SQL. A `name` makes it a prepared statement, parsed and planned once per
+   * connection: for the statements a run writes on every call (one name, one text).
+   */
+  query<Row = Record<string, unknown>>(text: string, params?: unknown[], name?: string): Promise<Row[]>;
   /**
    * For frequent small writes that a crash of the database server itself may lose, never a
    * crash of this process (run checkpoints, events, lease renewals): on PostgreSQL they commit
    * asynchronously (the server's WAL writer flushes them within a fraction of a second), saving
    * a disk flush each; on the embedded database, which has no WAL writer, it is `query`.
-   * `name` makes it a prepared statement on PostgreSQL.
+   * `name` makes it a prepared statement.
    */
   queryRelaxed<Row = Record<string, unknown>>(name: string, text: string, params?: unknown[]): Promise<Row[]>;
   kind: 'postgres' | 'pglite';
@@ -79,7 +83,8 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
   return {
     db,
     kind: 'postgres',
-    query: async <Row>(text: string, params?: unknown[]) => (await pool.query(text, params)).rows as Row[],
+    query: async <Row>(text: string, params?: unknown[], name?: string) =>
+      (await pool.query({ text, ...(name ? { name } : {}), ...(params ? { values: params } : {}) })).rows as Row[],
     queryRelaxed: async <Row>(name: string, text: string, params?: unknown[]) =>
       (await relaxed.query({ name, text, ...(params ? { values: params } : {}) })).rows as Row[],
     ping: async () => void (await pool.query('select 1')),
@@ -118,11 +123,14 @@ async function openPglite(dataDir: string | null, snapshot?: Blob): Promise<Data
     throw error;
   }
   const db = drizzlePglite(client, { schema });
+  const prepared = createPreparedQuery(client);
+  const query = async <Row>(text: string, params?: unknown[], name?: string) =>
+    name ? prepared<Row>(name, text, params) : (await client.query<Row>(text, params)).rows;
   return {
     db: db as unknown as Db,
     kind: 'pglite',
-    query: async <Row>(text: string, params?: unknown[]) => (await client.query<Row>(text, params)).rows,
-    queryRelaxed: async <Row>(_name: string, text: string, params?: unknown[]) => (await client.query<Row>(text, params)).rows,
+    query,
+    queryRelaxed: (name, text, params) => prepared(name, text, params),
     ping: async () => void (await client.query('select 1')),
     listen: (channel, handler) => client.listen(channel, handler),
     close: async () => {

@@ -5,10 +5,14 @@ import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { instrumentRunner } from '../metrics/instrument-runner.js';
+import type { RouterLogger } from '../providers/router.js';
+import { relayedCall } from '../providers/stream/relayed-call.js';
+import type { ChatRequest, DeltaSink, ProviderConnection } from '../providers/types.js';
 import { createInstanceService, type InstanceService } from '../services/instances.js';
 import { createLadderRunner, type LadderRunner } from '../services/ladder-runs.js';
 import { createLadderService, type LadderService } from '../services/ladders.js';
 import { createRunNotices, type RunNotices } from '../services/run-notices.js';
+import { estimatePromptTokens } from '../usage/metering.js';
 import { insertRunning } from '../worker/claim.js';
 import { createRunExecutor, type RunExecutor } from '../worker/execute.js';
 import { createLeaseKeeper, type LeaseKeeper } from '../worker/lease.js';
@@ -35,7 +39,10 @@ async function laddersPlugin(app: FastifyInstance) {
   const leases = createLeaseKeeper({ database: app.database, leaseMs: worker.leaseMs, checkMs: worker.cancelCheckMs, log: app.log.child({ component: 'leases' }) });
   const route = (request: Parameters<typeof app.providerRouter.call>[0], connections: Parameters<typeof app.providerRouter.call>[1], signal?: AbortSignal, log?: Parameters<typeof app.providerRouter.call>[3]) =>
     app.providerRouter.call(request, connections, signal, log);
-  const executor = createRunExecutor({ database: app.database, leases, route, prices: app.prices });
+  // A streamed run's answer: the router's stream, read to its end and relayed as it comes (src/routes/ladders/stream.ts).
+  const relay = async (request: ChatRequest, connections: ProviderConnection[], onDelta: DeltaSink, signal?: AbortSignal, log?: RouterLogger) =>
+    relayedCall(await app.providerRouter.stream(request, connections, signal, log), onDelta, estimatePromptTokens(request));
+  const executor = createRunExecutor({ database: app.database, leases, route, relay, prices: app.prices });
   app.decorate('runLeases', leases);
   app.decorate('runExecutor', executor);
   app.decorate('runHolder', holder);

@@ -69,5 +69,15 @@ export interface ChatResult {
   upstreamMs: number;
 }
 
-/** The router's entry point, as the chat route and the ladder interpreter call it. */
-export type ModelCall = (request: ChatRequest, signal?: AbortSignal) => Promise<ChatResult>;
+/**
+ * Receives a streamed call's text as it arrives (a ladder run's answer relayed live). A returned
+ * promise holds the next vendor read until it settles, so a slow reader slows the vendor.
+ */
+export type DeltaSink = (text: string) => void | Promise<void>;
+
+/**
+ * The router's entry point, as the chat route and the ladder interpreter call it. With
+ * `onDelta` the call is streamed and its text handed over as it arrives; it still resolves with
+ * the whole result, so it is checkpointed, metered and traced as any other call.
+ */
+export type ModelCall = (request: ChatRequest, signal?: AbortSignal, onDelta?: DeltaSink) => Promise<ChatResult>;

@@ -14,8 +14,13 @@ import { StringEnum } from './common.js';
 
 export { MessageSchema, MessagesSchema } from './chat-messages.js';
 
-/** Ladder runs: accepted and refused when true (400 stream_not_supported), streaming runs are planned. */
+/** Background runs: accepted and refused when true (400 stream_not_supported); their events stream instead. */
 export const StreamSchema = Type.Optional(orNull(Type.Boolean({ description: 'Must be omitted, null or false' })));
+
+/** Synchronous ladder runs: true streams the run as server-sent events (docs/streaming.md, "Ladder runs"). */
+export const LadderStreamSchema = Type.Optional(orNull(Type.Boolean({
+  description: 'true: the run streamed as text/event-stream chat.completion.chunk events ending with data: [DONE], keep-alive comments while earlier steps run (docs/streaming.md)',
+})));
 
 /** Direct chat: true streams the answer as server-sent events (docs/streaming.md). */
 export const DirectStreamSchema = Type.Optional(orNull(Type.Boolean({ description: 'true: the answer streamed as text/event-stream chat.completion.chunk events ending with data: [DONE] (docs/streaming.md)' })));

@@ -8,12 +8,12 @@ import type { RequestMessage } from './chat-messages.js';
 import { checkModelName } from './model-name.js';
 
 /** Members a ladder run uses (docs/ladders-api.md). */
-export const LADDER_RUN_MEMBERS = ['model', 'messages', 'knobs', 'stream'] as const;
+export const LADDER_RUN_MEMBERS = ['model', 'messages', 'knobs', 'stream', 'stream_options'] as const;
 
 /** Members accepted and without effect, as for direct completions of vendors that lack them. */
 export const LADDER_NOOP_MEMBERS: ReadonlySet<string> = new Set([
   'user', 'safety_identifier', 'metadata', 'store', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention',
-  'prompt_cache_options', 'stream_options',
+  'prompt_cache_options',
 ]);
 
 /** Values that ask for nothing beyond the default, so a ladder honours them trivially. */

@@ -1,6 +1,6 @@
 // Ladders: metadata, authoring, validation and ladder chat completions (docs/ladders-api.md).
 import { Type, type Static } from '@sinclair/typebox';
-import { ChatParameters, MessagesSchema, StreamSchema } from './chat.js';
+import { ChatParameters, LadderStreamSchema, MessagesSchema } from './chat.js';
 import { Slug, StringEnum, Timestamp, Username, Uuid } from './common.js';
 import { LADDER_CONFIG } from './ladder-config.js';
 
@@ -74,7 +74,7 @@ export const LadderChatRequestSchema = Type.Object(
     model: Type.String({ minLength: 1, maxLength: 256, description: "Must pass the ladder's allowedTargets" }),
     messages: MessagesSchema,
     knobs: Type.Optional(Type.Unknown({ description: 'Knob id to number; out-of-range values are clamped' })),
-    stream: StreamSchema,
+    stream: LadderStreamSchema,
     ...ChatParameters,
   },
   {

@@ -8,7 +8,7 @@ import { resolveKnobs } from '../ladders/engine/knobs.js';
 import { checkRunLimits, runSize } from '../ladders/engine/limits.js';
 import { candidatesFor, explicitSelection } from '../providers/catalog.js';
 import type { RouterLogger } from '../providers/router.js';
-import type { ChatMessage, ModelCall, ProviderConnection } from '../providers/types.js';
+import type { ChatMessage, DeltaSink, ModelCall, ProviderConnection } from '../providers/types.js';
 import type { Principal } from './authenticator.js';
 import type { InstanceRow, InstanceService, NewInstance, NewPendingInstance } from './instances.js';
 import { subjectOf, type Metering } from '../usage/metering.js';
@@ -60,6 +60,8 @@ export interface RunRequest extends RunInput {
   log?: RouterLogger;
   /** Called once the instance row exists, before the first model call. */
   onInstance?: (instance: InstanceRow) => void;
+  /** A streamed run: where the answer's last call relays its text, when that call can stream (RunOptions.onAnswerDelta). */
+  onAnswerDelta?: DeltaSink;
 }
 
 /** The ladder's input.context: the last user message, its text parts joined by newlines. */
@@ -185,6 +187,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
         meter: (call) => meteredCall(deps, principal, `${ladder.author}/${ladder.row.slug}`, instance.id, call),
         ...(req.signal ? { signal: req.signal } : {}),
         ...(req.log ? { log: req.log } : {}),
+        ...(req.onAnswerDelta ? { onAnswerDelta: req.onAnswerDelta } : {}),
       });
       // A failed run's row is finished by now (unless another process took it over); the error goes to the caller.
       if (execution.outcome !== 'finished') throw execution.error;

@@ -109,7 +109,7 @@ export function createMetering(deps: MeteringDeps) {
      */
     ladderCall(context: LadderCallContext, call: ModelCall): ModelCall {
       const { subject, ...ladder } = context;
-      return async (request, signal) => (await metered(subject, request, (sent) => call(sent, signal), ladder)).result;
+      return async (request, signal, onDelta) => (await metered(subject, request, (sent) => call(sent, signal, onDelta), ladder)).result;
     },
 
     /** One streamed direct call (src/usage/stream-metering.ts): admitted now, settled by the stream's end. */

@@ -93,13 +93,13 @@ export interface ClaimOptions {
 
 export async function claimPending(database: Pick<Database, 'query'>, options: ClaimOptions, limit: number): Promise<ClaimedInstance[]> {
   if (limit <= 0) return [];
-  return database.query<ClaimedInstance>(CLAIM_PENDING_SQL, [options.holder, options.leaseMs, limit]);
+  return database.query<ClaimedInstance>(CLAIM_PENDING_SQL, [options.holder, options.leaseMs, limit], 'ladder_claim_pending');
 }
 
 /** Background runs whose process stopped, taken over to resume from their checkpoints. */
 export async function claimExpired(database: Pick<Database, 'query'>, options: ClaimOptions & { maxAttempts: number }, limit: number): Promise<ClaimedInstance[]> {
   if (limit <= 0) return [];
-  return database.query<ClaimedInstance>(CLAIM_EXPIRED_SQL, [options.holder, options.leaseMs, limit, options.maxAttempts]);
+  return database.query<ClaimedInstance>(CLAIM_EXPIRED_SQL, [options.holder, options.leaseMs, limit, options.maxAttempts], 'ladder_claim_expired');
 }
 
 /** Fails (run_interrupted) the abandoned runs nobody may resume; returns their ids. */
@@ -108,7 +108,7 @@ export async function finishInterrupted(database: Pick<Database, 'query'>, maxAt
     maxAttempts,
     interruptedMessages.sync,
     interruptedMessages.async('{n}'),
-  ]);
+  ], 'ladder_finish_interrupted');
   return rows.map((r) => r.id);
 }
 

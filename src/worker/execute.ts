@@ -9,7 +9,7 @@ import { runSize } from '../ladders/engine/limits.js';
 import type { PriceTable } from '../pricing/prices.js';
 import type { RunLimits } from '../ladders/engine/run-types.js';
 import type { RouterLogger } from '../providers/router.js';
-import type { ChatRequest, ChatResult, ModelCall, ProviderConnection } from '../providers/types.js';
+import type { ChatRequest, ChatResult, DeltaSink, ModelCall, ProviderConnection } from '../providers/types.js';
 import { lastEventSeq, loadRecordedCalls } from './checkpoints.js';
 import { isReleased, leaseLost } from './errors.js';
 import { InstanceJournal, type HeldRun } from './journal.js';
@@ -19,6 +19,8 @@ export interface RunExecutorDeps {
   database: Pick<Database, 'query' | 'queryRelaxed'>;
   leases: LeaseKeeper;
   route: (request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger) => Promise<ChatResult>;
+  /** The same call streamed, its text handed to `onDelta` as it arrives (the answer of a streamed synchronous run). */
+  relay?: (request: ChatRequest, connections: ProviderConnection[], onDelta: DeltaSink, signal?: AbortSignal, log?: RouterLogger) => Promise<ChatResult>;
   prices: PriceTable;
 }
 
@@ -43,6 +45,8 @@ export interface ExecuteArgs {
   log?: RouterLogger;
   /** Wraps each model call of the run (quotas and the usage ledger: src/usage/metering.ts). */
   meter?: (call: ModelCall) => ModelCall;
+  /** A streamed synchronous run: where its answer's last call relays its text (RunOptions.onAnswerDelta). */
+  onAnswerDelta?: DeltaSink;
 }
 
 /** How a held run ended here. */
@@ -83,6 +87,7 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           recorded,
           stepsTotal: stepsTotal(config, args.knobs),
           onLost: () => controller.abort(leaseLost()),
+          pipelined: held.kind === 'sync',
         });
         journal.event('instance.started', { attempt: held.attempts, resumed: held.resumed, recorded_calls: recorded?.size ?? 0 });
         if (held.cancelRequested) controller.abort(new ApiError(499, 'execution_error', 'run_cancelled', 'The run was cancelled before it finished.'));
@@ -91,12 +96,18 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           model: args.model,
           input: args.input,
           knobs: args.knobs,
-          call: meter((request, callSignal) => deps.route(request, args.connections, callSignal, args.log)),
+          call: meter((request, callSignal, onDelta) =>
+            onDelta && deps.relay
+              ? deps.relay(request, args.connections, onDelta, callSignal, args.log)
+              : deps.route(request, args.connections, callSignal, args.log)),
           limits: args.limits,
           prices: deps.prices,
           signal,
           journal,
+          ...(args.onAnswerDelta ? { onAnswerDelta: args.onAnswerDelta } : {}),
         });
+        // A synchronous run's checkpoints were written while it went on: all must be in before its outcome.
+        if (held.kind === 'sync') await journal.settle();
         const finishedAt = await journal.finish({ status: 'completed', answer: result.answer, progress: result }, result.trace);
         return { outcome: 'finished', result, finishedAt: finishedAt ?? new Date() };
       } catch (caught) {

@@ -3,13 +3,20 @@
 // that lost the run can no longer change anything (the row lock orders it after a takeover).
 // Writes of one run go out one at a time, so event numbers commit in order; each statement that
 // writes events also announces them (EVENTS_NOTICE_CTE), which wakes the streams watching.
+//
+// Group commit: checkpoints of calls that finish while a write is under way (a fan-out step)
+// wait for it and then go out together, in one statement. A background run's call waits for
+// its checkpoint before the run uses the output, so a resumed run never pays for it again. A
+// synchronous run is never resumed (its process gone, it fails: see claim.ts), so its
+// checkpoints are pipelined: the run goes on while they are written, and `settle()` waits for
+// them before the outcome is recorded.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
 import type { NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
 import type { Usage } from '../providers/types.js';
 import { EVENTS_NOTICE_CTE } from '../services/instance-events.js';
 import { webhookEnqueueCte } from '../webhooks/enqueue.js';
-import { wellFormedJson, wellFormedText } from '../unicode.js';
+import { wellFormedJson } from '../unicode.js';
 import type { RecordedCalls } from './checkpoints.js';
 import { leaseLost } from './errors.js';
 
@@ -17,6 +24,8 @@ import { leaseLost } from './errors.js';
 export const EVENT_EXCERPT_CHARS = 500;
 /** Events that no checkpoint carries are sent after at most this delay. */
 const EVENT_FLUSH_MS = 50;
+/** A pipelined run waits for its checkpoints once this many are queued (a database slower than its calls). */
+const MAX_QUEUED_CHECKPOINTS = 64;
 
 export interface HeldRun {
   id: string;
@@ -27,6 +36,11 @@ interface EventRow {
   seq: number;
   type: string;
   data: Record<string, unknown>;
+}
+
+interface Checkpoint {
+  key: string;
+  call: RecordedCall;
 }
 
 export type Finish =
@@ -45,11 +59,12 @@ WITH held AS (
   RETURNING id
 ), calls AS (
   INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms)
-  SELECT held.id, $8::text, $9::text, $10::text::jsonb, $11::float8, $12::text, $13::int FROM held WHERE $8::text IS NOT NULL
+  SELECT held.id, c.call_key, c.output, c.usage, c.cost_usd, c.provider, c.latency_ms
+  FROM held, jsonb_to_recordset($8::text::jsonb) AS c(call_key text, output text, usage jsonb, cost_usd float8, provider text, latency_ms int)
   ON CONFLICT DO NOTHING
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
-  SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($14::text::jsonb) AS e(seq int, type text, data jsonb)
+  SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($9::text::jsonb) AS e(seq int, type text, data jsonb)
   RETURNING instance_id
 ), ${EVENTS_NOTICE_CTE}
 SELECT (SELECT count(*)::int FROM held) AS held, (SELECT count(*)::int FROM notice) AS notified`;
@@ -85,8 +100,7 @@ WITH held AS (
 SELECT (SELECT count(*)::int FROM held) AS held, (SELECT count(*)::int FROM notice) AS notified`;
 
 const excerpt = (text: string) => text.slice(0, EVENT_EXCERPT_CHARS);
-// PostgreSQL stores neither NUL nor lone surrogates; one odd character must not fail a write.
-export const storableText = (text: string) => wellFormedText(text).replaceAll('\u0000', '\ufffd');
+// PostgreSQL stores neither NUL nor lone surrogates; one odd character in an output must not fail a write.
 const json = (value: unknown) => JSON.stringify(wellFormedJson(value), (_key, v: unknown) => (typeof v === 'string' ? v.replaceAll('\u0000', '\ufffd') : v));
 
 export class InstanceJournal implements RunJournal {
@@ -98,14 +112,25 @@ export class InstanceJournal implements RunJournal {
   private timer: NodeJS.Timeout | null = null;
   private stepsCompleted = 0;
   private progress: RunProgress | null = null;
+  /** Checkpoints waiting for the next write, and that write (which takes every one queued when it starts). */
+  private queued: Checkpoint[] = [];
+  private queuedWrite: Promise<void> | null = null;
   readonly recorded?: (key: string) => Promise<RecordedCall | undefined>;
 
   constructor(
     private readonly database: Pick<Database, 'query' | 'queryRelaxed'>,
     private readonly run: HeldRun,
-    options: { lastSeq: number; stepsTotal: number; recorded: RecordedCalls | null; onLost: (error: unknown) => void },
+    options: {
+      lastSeq: number;
+      stepsTotal: number;
+      recorded: RecordedCalls | null;
+      onLost: (error: unknown) => void;
+      /** The run goes on while its checkpoints are written (synchronous runs, which are never resumed). */
+      pipelined?: boolean;
+    },
   ) {
     this.seq = options.lastSeq;
+    this.pipelined = options.pipelined ?? false;
     this.stepsTotal = options.stepsTotal;
     this.onLost = options.onLost;
     const recorded = options.recorded;
@@ -114,13 +139,14 @@ export class InstanceJournal implements RunJournal {
 
   private readonly stepsTotal: number;
   private readonly onLost: (error: unknown) => void;
+  private readonly pipelined: boolean;
 
   /** Queues an event; it goes out with the next checkpoint, or on its own shortly. */
   event(type: string, data: Record<string, unknown>): void {
     this.pending.push({ seq: ++this.seq, type, data });
     this.timer ??= setTimeout(() => {
       this.timer = null;
-      this.write(() => this.flush(null)).catch(() => {});
+      this.write(() => this.flush([])).catch(() => {});
     }, EVENT_FLUSH_MS);
   }
 
@@ -137,7 +163,7 @@ export class InstanceJournal implements RunJournal {
     this.event('node.failed', { ...nodeData(place), latency_ms: detail.latencyMs, prompt_excerpt: excerpt(detail.prompt), error: detail.error });
   }
 
-  /** The checkpoint and its event in one statement, before the run goes on. */
+  /** The checkpoint and its event in one statement (with those of calls finishing alongside), before the run goes on. */
   callCompleted(place: NodePlace, call: RecordedCall, detail: { prompt: string; survived: boolean; progress: RunProgress }): Promise<void> {
     this.progress = detail.progress;
     this.pending.push({
@@ -154,7 +180,21 @@ export class InstanceJournal implements RunJournal {
         prompt_excerpt: excerpt(detail.prompt),
       },
     });
-    return this.write(() => this.flush({ key: place.key, call }));
+    this.queued.push({ key: place.key, call });
+    this.queuedWrite ??= this.write(() => {
+      this.queuedWrite = null;
+      return this.flush(this.queued.splice(0));
+    });
+    if (!this.pipelined || this.queued.length >= MAX_QUEUED_CHECKPOINTS) return this.queuedWrite;
+    // A failed write has already stopped the run (onLost); settle() reports it.
+    this.queuedWrite.catch(() => {});
+    return Promise.resolve();
+  }
+
+  /** Waits for every write under way; throws when one found the run no longer ours. */
+  async settle(): Promise<void> {
+    await this.chain;
+    if (this.lost) throw leaseLost();
   }
 
   /** Records the outcome and the final event; false when the row was no longer ours. */
@@ -188,7 +228,7 @@ export class InstanceJournal implements RunJournal {
           json(trace),
           this.stepsCompleted,
           json(events),
-        ]);
+        ], 'ladder_journal_finish');
         if (!row) throw leaseLost();
         finishedAt = new Date(row.finished_at);
       });
@@ -204,7 +244,7 @@ export class InstanceJournal implements RunJournal {
     this.lost = false;
     try {
       await this.write(async () => {
-        const [row] = await this.database.query<{ held: number }>(RELEASE_SQL, [this.run.id, this.run.fence, json(this.takeEvents())]);
+        const [row] = await this.database.query<{ held: number }>(RELEASE_SQL, [this.run.id, this.run.fence, json(this.takeEvents())], 'ladder_journal_release');
         if (!row || row.held === 0) throw leaseLost();
       });
       return true;
@@ -229,11 +269,18 @@ export class InstanceJournal implements RunJournal {
     return events;
   }
 
-  private async flush(checkpoint: { key: string; call: RecordedCall } | null): Promise<void> {
+  private async flush(checkpoints: Checkpoint[]): Promise<void> {
     const events = this.takeEvents();
-    if (events.length === 0 && !checkpoint) return;
+    if (events.length === 0 && checkpoints.length === 0) return;
     const progress = this.progress;
-    const call = checkpoint?.call;
+    const calls = checkpoints.map(({ key, call }) => ({
+      call_key: key,
+      output: call.output,
+      usage: call.usage,
+      cost_usd: call.costUsd,
+      provider: call.provider,
+      latency_ms: call.latencyMs,
+    }));
     // Relaxed: a checkpoint lost with the database server costs one call repeated, never a wrong outcome.
     const [row] = await this.database.queryRelaxed<{ held: number }>('ladder_journal_flush', FLUSH_SQL, [
       this.run.id,
@@ -243,12 +290,7 @@ export class InstanceJournal implements RunJournal {
       progress?.modelCalls ?? 0,
       progress?.spendUsd ?? 0,
       progress ? json(progress.usage satisfies Usage) : null,
-      checkpoint?.key ?? null,
-      call ? storableText(call.output) : null,
-      call ? json(call.usage) : null,
-      call?.costUsd ?? null,
-      call?.provider ?? null,
-      call?.latencyMs ?? null,
+      json(calls),
       json(events),
     ]);
     if (!row || row.held === 0) throw leaseLost();

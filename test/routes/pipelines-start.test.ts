@@ -66,7 +66,6 @@ describe('POST /v1/pipelines/instances', () => {
       { name: 'no model', slug: 'l', body: { messages: [{ role: 'user', content: 'x' }] }, status: 400, code: 'missing_required_field' },
       { name: 'no messages', slug: 'l', body: { model: MODEL }, status: 400, code: 'missing_required_field' },
       { name: 'a bad role', slug: 'l', body: { model: MODEL, messages: [{ role: 'robot', content: 'x' }] }, status: 400, code: 'invalid_value' },
-      { name: 'stream', slug: 'l', body: ask('x', { stream: true }), status: 400, code: 'stream_not_supported' },
       { name: 'no user message', slug: 'l', body: { model: MODEL, messages: [{ role: 'system', content: 'x' }] }, status: 400, code: 'missing_user_message' },
       { name: 'missing ladder', slug: 'nope', body: ask('x'), status: 404, code: 'ladder_not_found' },
       { name: 'private ladder', author: other.username, slug: 'secret', body: ask('x'), status: 404, code: 'ladder_not_found' },
@@ -89,7 +88,17 @@ describe('POST /v1/pipelines/instances', () => {
       expect(sync.headers['x-ladder-instance'], c.name).toBeUndefined();
       expect(background.statusCode, c.name).toBe(c.status);
       expect(background.body, c.name).toBe(sync.body);
+      // A streamed run is refused the same way, as plain JSON, before any stream opens.
+      const streamed = await runLadder(h, caller, c.slug, { ...c.body, stream: true }, author);
+      expect(streamed.statusCode, c.name).toBe(c.status);
+      expect(streamed.body, c.name).toBe(sync.body);
     }
+    // Only the background route refuses stream: true (its events stream instead).
+    const background = await start(h, user, { author: user.username, template: 'l', ...ask('x', { stream: true }) });
+    expect(background.statusCode).toBe(400);
+    expect(background.json()).toEqual({
+      error: { message: 'Streaming is not supported yet: omit `stream` or set it to false.', type: 'invalid_request_error', code: 'stream_not_supported', param: 'stream' },
+    });
     expect(await instanceCount(h)).toBe(before);
     expect(h.fake.requests).toHaveLength(0);
     expect(pending).not.toHaveBeenCalled();

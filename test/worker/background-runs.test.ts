@@ -193,7 +193,8 @@ describe('background runs', () => {
       [account, daysAgo(31)],
     );
     const result = await h.app.runRetention(now);
-    expect(result.usageRowsDeleted).toBe(3);
+    // Other tests of this app recorded calls at today's date, years before `now`: those go too.
+    expect(result.usageRowsDeleted).toBeGreaterThanOrEqual(3);
     expect(await db().query('select model from usage_records where account_id = $1', [account])).toEqual([{ model: 'young' }]);
     // The hourly totals stay: reports of old months still answer.
     expect(await db().query('select model from usage_hourly where account_id = $1', [account])).toEqual([{ model: 'old-0' }]);

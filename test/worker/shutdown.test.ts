@@ -57,6 +57,25 @@ describe('shutdown and synchronous leases', () => {
     fake.reset();
   });
 
+  it('a synchronous run taken over mid-run answers 503 run_interrupted, not its answer, and writes nothing more', async () => {
+    fake.script({ kind: 'delay', ms: 600 });
+    const done = first.app.inject({ method: 'POST', url: `/v1/${user.username}/minimal/chat/completions`, headers: user.headers, payload: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'stolen' }] } });
+    const [running] = await waitFor(async () => {
+      const rows = await database.query<Record<string, any>>(`select * from instances where mode = 'sync' and status = 'running' and input = 'stolen'`);
+      return rows.length ? rows : null;
+    }, 10_000, 'the sync row');
+    await database.query(`update instances set fence = fence + 1, claimed_by = 'thief' where id = $1`, [running!.id]);
+    const res = await done;
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ error: { type: 'api_error', code: 'run_interrupted' } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await instance(database, running!.id)).toMatchObject({ status: 'running', fence: 2, claimed_by: 'thief', answer: null, finished_at: null });
+    expect(await callKeys(database, running!.id)).toEqual([]);
+    expect((await events(database, running!.id)).map((e) => e.type)).not.toContain('instance.completed');
+    await database.query(`update instances set status = 'failed', finished_at = now() where id = $1`, [running!.id]);
+    fake.reset();
+  });
+
   it('on close, hands a run it could not finish in time back as pending; another process resumes it', async () => {
     fake.script({ kind: 'delay', ms: 0 });
     fake.setDefault({ kind: 'delay', ms: 10_000 });

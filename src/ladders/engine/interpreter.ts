@@ -17,6 +17,7 @@ import { checkRunLimits } from './limits.js';
 import { outputBytes, RunMemory, type NodeOutput } from './memory.js';
 import { buildPrompt } from './prompt.js';
 import { RunContext } from './run-context.js';
+import type { DeltaSink } from '../../providers/types.js';
 import { TRACE_OUTPUT_CHARS, type RunOptions, type RunResult, type StepPlace, type StepTrace } from './run-types.js';
 
 export { LadderRunError, TRACE_OUTPUT_CHARS, TRACE_PROMPT_CHARS } from './run-types.js';
@@ -29,7 +30,7 @@ export async function runLadder(options: RunOptions): Promise<RunResult> {
     checkRunLimits(options.config, options.knobs, options.limits);
     run.throwIfHalted();
     const engine: Engine = { options, run, keepAllPasses: accumulatesAcrossPasses(options.config) };
-    const answer = await runPasses(engine, options.input, 0, '', passCount(options.config, options.knobs));
+    const answer = await runPasses(engine, { input: options.input, depth: 0, lineage: '', passes: passCount(options.config, options.knobs), answers: true });
     return { answer, ...run.progress() };
   } catch (error) {
     throw run.toRunError(error);
@@ -44,14 +45,21 @@ interface Engine {
   keepAllPasses: boolean;
 }
 
-/** One run at one recursion depth: its memory, input and depth. */
-interface Level {
-  engine: Engine;
-  memory: RunMemory;
+/** Where one run at one recursion depth sits: its input, depth and passes. */
+interface LevelPlace {
   input: string;
   depth: number;
   /** Where this level sits: empty for the root, else the parent's pass and step per level (see callKey). */
   lineage: string;
+  passes: number;
+  /** This level's answer is the run's: the root, or a child whose answer replaces its parent's answering exit output. */
+  answers: boolean;
+}
+
+/** One run at one recursion depth. */
+interface Level extends LevelPlace {
+  engine: Engine;
+  memory: RunMemory;
 }
 
 /**
@@ -70,9 +78,10 @@ function accumulatesAcrossPasses(config: LadderConfig): boolean {
 }
 
 /** Runs the config's passes at one depth; answers with its exit step's value. */
-async function runPasses(engine: Engine, input: string, depth: number, lineage: string, passes: number): Promise<string> {
+async function runPasses(engine: Engine, place: LevelPlace): Promise<string> {
   const { config } = engine.options;
-  const level: Level = { engine, memory: new RunMemory(engine.run, engine.keepAllPasses), input, depth, lineage };
+  const { depth, passes } = place;
+  const level: Level = Object.assign({ engine, memory: new RunMemory(engine.run, engine.keepAllPasses) }, place);
   for (let pass = 1; pass <= passes; pass++) {
     level.memory.beginPass();
     for (const step of config.steps) {
@@ -111,12 +120,13 @@ async function runStep(level: Level, step: ModelStep, limiter: Limiter, groupId?
   const trace = engine.run.openStep(place);
   const journal = engine.options.journal;
   journal?.stepStarted?.(place);
+  const sink = answerSink(level, step, nodes);
   const ask = (node: number, earlier?: NodeOutput[]) =>
     limiter(async (): Promise<NodeOutput> => {
       const self = earlier ? { stepId: step.id, outputs: earlier } : undefined;
       const prompt = buildPrompt(step, memory.sources(level.input, knobs, node, self));
       const key = callKey(level.lineage, memory.pass, step.id, node);
-      return { node, text: await engine.run.callNode(trace, Object.assign({}, place, { node, key }), prompt, step.continueIf) };
+      return { node, text: await engine.run.callNode(trace, Object.assign({}, place, { node, key }), prompt, step.continueIf, sink) };
     });
 
   let outputs: NodeOutput[];
@@ -139,17 +149,42 @@ async function runStep(level: Level, step: ModelStep, limiter: Limiter, groupId?
   return { step, trace };
 }
 
+/** Whether the step's output at this level is replaced by a recursion child's answer. */
+function recurses(level: Level, step: ModelStep): boolean {
+  const { knobs, config } = level.engine.options;
+  return step.recursion !== undefined && level.depth < maxDepthOf(step.recursion, knobs, config);
+}
+
+/** The answer's exit step in the last pass: its output is the run's answer (after any recursion). */
+const makesAnswer = (level: Level, step: ModelStep) =>
+  level.answers && step.id === level.engine.options.config.exit && level.memory.pass === level.passes;
+
+/**
+ * The run's answer sink, for the step whose one call makes the answer as it comes: one node,
+ * no gate to prune it, no recursion left to replace it. Otherwise none (the caller sends the
+ * answer whole once it is known).
+ */
+function answerSink(level: Level, step: ModelStep, nodes: number): DeltaSink | undefined {
+  const sink = level.engine.options.onAnswerDelta;
+  if (!sink || nodes !== 1 || step.continueIf !== undefined || !makesAnswer(level, step) || recurses(level, step)) return undefined;
+  return sink;
+}
+
 /**
  * While this run's depth is below maxDepth, a child run of the same config (one pass) takes
  * the step's output as its input, like a function call; the child's answer (its exit step's
  * value, built in turn on its own child's answer) then replaces that output here.
  */
 async function recurse(level: Level, step: ModelStep, trace: StepTrace): Promise<void> {
-  const { engine, memory, depth } = level;
-  if (!step.recursion) return;
-  const maxDepth = maxDepthOf(step.recursion, engine.options.knobs, engine.options.config);
-  if (depth >= maxDepth) return;
-  const answer = await runPasses(engine, memory.value(memory.pass, step.id), depth + 1, `${level.lineage}${memory.pass}.${step.id}/`, 1);
+  const { engine, memory } = level;
+  if (!recurses(level, step)) return;
+  const answer = await runPasses(engine, {
+    input: memory.value(memory.pass, step.id),
+    depth: level.depth + 1,
+    lineage: `${level.lineage}${memory.pass}.${step.id}/`,
+    passes: 1,
+    answers: makesAnswer(level, step),
+  });
   memory.store(step.id, [{ node: 1, text: answer }]);
   trace.recursionAnswer = answer.slice(0, TRACE_OUTPUT_CHARS);
 }

@@ -3,7 +3,7 @@
 import { abortScope } from '../../abort-scope.js';
 import { ApiError, internalError } from '../../errors.js';
 import { costOf, defaultPriceTable, priceOf, type PriceTable } from '../../pricing/prices.js';
-import type { Usage } from '../../providers/types.js';
+import type { DeltaSink, Usage } from '../../providers/types.js';
 import { budgetExceeded, runCancelled, runLimitExceeded, runOutputLimitExceeded, runTimeout, stepFailed } from './limits.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, RunBudget, isReservation } from './budget.js';
 import type { MemoryMeter } from './memory.js';
@@ -84,9 +84,10 @@ export class RunContext implements MemoryMeter {
 
   /**
    * Makes one node's model call and returns its output; a call an earlier attempt of the run
-   * recorded is replayed instead. `gate` is the step's continueIf, for the journal.
+   * recorded is replayed instead. `gate` is the step's continueIf, for the journal; `onDelta`
+   * streams the call's text as it arrives (the run's answer, RunOptions.onAnswerDelta).
    */
-  async callNode(step: StepTrace, place: NodePlace, prompt: string, gate?: string): Promise<string> {
+  async callNode(step: StepTrace, place: NodePlace, prompt: string, gate?: string, onDelta?: DeltaSink): Promise<string> {
     this.throwIfHalted();
     const { node } = place;
     const journal = this.options.journal;
@@ -112,7 +113,7 @@ export class RunContext implements MemoryMeter {
     try {
       const signal = scope.signal;
       const request = { model, messages: [{ role: 'user' as const, content: prompt }], max_tokens: reservation.maxTokens };
-      const result = await untilAborted(this.options.call(request, signal), signal);
+      const result = await untilAborted(this.options.call(request, signal, onDelta), signal);
       costUsd = costOf(model, result.usage, this.prices);
       call = { output: result.content, usage: result.usage, costUsd, provider: result.provider, latencyMs: Math.round(performance.now() - started) };
     } catch (error) {

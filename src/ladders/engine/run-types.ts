@@ -1,7 +1,7 @@
 // What a ladder run takes and gives back, including the trace the caller stores.
 import { ApiError } from '../../errors.js';
 import type { PriceTable } from '../../pricing/prices.js';
-import type { ModelCall, Usage } from '../../providers/types.js';
+import type { DeltaSink, ModelCall, Usage } from '../../providers/types.js';
 import type { LadderConfig } from '../language/config.js';
 
 /** Platform caps on one run; the caller fills them from its configuration. */
@@ -74,6 +74,13 @@ export interface RunOptions {
   prices?: PriceTable;
   /** Checkpoints and events; none by default. */
   journal?: RunJournal;
+  /**
+   * Given to the one call whose output is the run's answer as made, when there is one: the exit
+   * step's call in the last pass, a step of one node without a gate and with no recursion left
+   * to replace its output (see answerSink in interpreter.ts). That call streams its text here
+   * as it arrives; it is otherwise made, checkpointed and traced as every other call.
+   */
+  onAnswerDelta?: DeltaSink;
 }
 
 /** Prompts are kept in the trace up to this many characters, to bound what is stored. */

@@ -45,6 +45,12 @@ export class ChunkWriter {
     await this.send(`data: ${JSON.stringify(chunk)}\n\n`);
   }
 
+  /** An SSE comment (`: text`), which clients ignore: keeps proxies from closing a quiet stream. Skipped while the client is behind. */
+  comment(text: string): void {
+    if (this.signal.aborted || this.out.writableEnded || this.out.writableNeedDrain) return;
+    this.out.write(`: ${text}\n\n`);
+  }
+
   /** A complete answer: `[DONE]`, then the end. */
   async done(): Promise<void> {
     await this.send('data: [DONE]\n\n');

@@ -1,0 +1,194 @@
+// `npm run bench:stream`: what the service adds to a streamed chat completion (issue 21, "Speed
+// and memory"), each figure beside its goal:
+// - time to first token added over streaming straight from the local upstream (p50, 1 connection),
+//   with the non-streamed answer's added latency beside it;
+// - relay CPU per chunk, and a 500-chunk answer's CPU streamed vs the same answer whole;
+// - 1,000 concurrent slow streams (a chunk every 100 ms) in one process: RSS growth,
+//   event-loop delay p99, every stream complete.
+// Separate processes as in bench/chat-completions.ts: this one (the clients), the upstream
+// (bench/fake-upstream.ts, streaming mode) and the service as `npm start` runs it, with
+// bench/loop-probe.ts loaded to measure its event loop and RSS from inside. BENCH_SMOKE=1: a
+// short run with small numbers, to check the bench itself. The last line is the figures as JSON.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { call, cpuTimeUs, startService, startUpstream, stopChildren } from './service-process.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SMOKE = process.env.BENCH_SMOKE === '1';
+const SIZES = SMOKE
+  ? { ttftRequests: 30, cpuRequests: 20, slowStreams: 100, slowChunks: 10 }
+  : { ttftRequests: 500, cpuRequests: 200, slowStreams: 1000, slowChunks: 50 };
+const LONG_CHUNKS = 500;
+const SLOW_INTERVAL_MS = 100;
+/** The probe's timer resolution: its histogram holds whole intervals, so this is taken off. */
+const PROBE_RESOLUTION_MS = 10;
+
+const GOALS = { ttftAddedP50Ms: 0.5, relayCpuPerChunkUs: 15, cpuRatio: 2, rssGrowthMb: 150, loopDelayP99Ms: 20 };
+
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * One request: ms to the first content piece (streamed) or to the whole answer, the content
+ * pieces seen, and whether a stream ended with [DONE].
+ */
+async function timed(dispatcher: Agent, target: Target, content: string, stream: boolean) {
+  const started = performance.now();
+  const res = await request(target.url, {
+    method: 'POST',
+    dispatcher,
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...(stream ? { stream: true } : {}) }),
+  });
+  if (res.statusCode !== 200) throw new Error(`${target.url}: ${res.statusCode} ${await res.body.text()}`);
+  let firstMs: number | null = null;
+  let text = '';
+  for await (const part of res.body) {
+    text += (part as Buffer).toString('utf8');
+    if (firstMs === null && (!stream || text.includes('"content":"tok'))) firstMs = performance.now() - started;
+  }
+  const pieces = stream ? text.split('"content":"tok ').length - 1 : 0;
+  return { firstMs: stream ? firstMs ?? Number.NaN : performance.now() - started, pieces, done: text.endsWith('data: [DONE]\n\n') };
+}
+
+/** The service's event-loop delay p99 and RSS since the last probe (bench/loop-probe.ts). */
+async function probe(pid: number, file: string): Promise<{ p99Ms: number; maxMs: number; rss: number; peakRss: number }> {
+  rmSync(file, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 100; i++) {
+    await sleep(20);
+    try {
+      const read = JSON.parse(readFileSync(file, 'utf8')) as { p99Ms: number; maxMs: number; rss: number; peakRss: number };
+      return { ...read, p99Ms: Math.max(0, read.p99Ms - PROBE_RESOLUTION_MS), maxMs: Math.max(0, read.maxMs - PROBE_RESOLUTION_MS) };
+    } catch {
+      // not written yet
+    }
+  }
+  throw new Error('the service did not answer the probe');
+}
+
+async function ttft(tls: Agent, plain: Agent, direct: Target, service: Target) {
+  const runs = { direct: [] as number[], service: [] as number[], directWhole: [] as number[], serviceWhole: [] as number[] };
+  // Warm the connections and the JIT first.
+  for (let i = 0; i < 50; i++) {
+    await timed(plain, direct, 'chunks=3', true);
+    await timed(tls, service, 'chunks=3', true);
+  }
+  // Interleaved, so that both see the same load from the rest of the machine.
+  for (let i = 0; i < SIZES.ttftRequests; i++) {
+    runs.direct.push((await timed(plain, direct, 'chunks=3', true)).firstMs);
+    runs.service.push((await timed(tls, service, 'chunks=3', true)).firstMs);
+    runs.directWhole.push((await timed(plain, direct, 'chunks=3', false)).firstMs);
+    runs.serviceWhole.push((await timed(tls, service, 'chunks=3', false)).firstMs);
+  }
+  return {
+    directP50Ms: median(runs.direct),
+    serviceP50Ms: median(runs.service),
+    addedP50Ms: median(runs.service) - median(runs.direct),
+    wholeAddedP50Ms: median(runs.serviceWhole) - median(runs.directWhole),
+  };
+}
+
+/** CPU µs the service spends per request of this kind (sequential requests, one connection). */
+async function cpuPerRequest(tls: Agent, service: Target, pid: number, content: string, stream: boolean): Promise<number> {
+  for (let i = 0; i < 10; i++) await timed(tls, service, content, stream);
+  const before = cpuTimeUs(pid)!;
+  for (let i = 0; i < SIZES.cpuRequests; i++) {
+    const answer = await timed(tls, service, content, stream);
+    if (stream && !answer.done) throw new Error('a stream did not end with [DONE]');
+  }
+  return (cpuTimeUs(pid)! - before) / SIZES.cpuRequests;
+}
+
+async function relayCpu(tls: Agent, service: Target, pid: number) {
+  const oneChunk = await cpuPerRequest(tls, service, pid, 'chunks=1', true);
+  const longStreamed = await cpuPerRequest(tls, service, pid, `chunks=${LONG_CHUNKS}`, true);
+  const longWhole = await cpuPerRequest(tls, service, pid, `chunks=${LONG_CHUNKS}`, false);
+  return {
+    streamedCpuUs: longStreamed,
+    wholeCpuUs: longWhole,
+    ratio: longStreamed / longWhole,
+    perChunkUs: (longStreamed - oneChunk) / (LONG_CHUNKS - 1),
+  };
+}
+
+/** Many streams at once, each a chunk every 100 ms; opened in batches so handshakes stay within the service's bound. */
+async function slowStreams(service: Target, pid: number, probeFile: string) {
+  const clients = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 1_000 });
+  const start = await probe(pid, probeFile);
+  const content = `chunks=${SIZES.slowChunks} interval=${SLOW_INTERVAL_MS}`;
+  const streams: Array<Promise<{ pieces: number; done: boolean }>> = [];
+  const opened = performance.now();
+  for (let i = 0; i < SIZES.slowStreams; i += 100) {
+    for (let j = i; j < Math.min(SIZES.slowStreams, i + 100); j++) streams.push(timed(clients, service, content, true).catch(() => ({ pieces: 0, done: false, firstMs: 0 })));
+    await sleep(50);
+  }
+  const results = await Promise.all(streams);
+  const seconds = (performance.now() - opened) / 1000;
+  const end = await probe(pid, probeFile);
+  await clients.close();
+  const complete = results.filter((r) => r.done && r.pieces === SIZES.slowChunks).length;
+  return { streams: SIZES.slowStreams, complete, seconds, rssGrowthMb: (end.peakRss - start.rss) / 2 ** 20, loopDelayP99Ms: end.p99Ms, loopDelayMaxMs: end.maxMs };
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'ladder-bench-stream-'));
+  const probeFile = path.join(dataDir, 'probe.json');
+  const adminToken = randomBytes(24).toString('hex');
+  const tls = new Agent({ connect: { rejectUnauthorized: false } });
+  const plain = new Agent();
+  try {
+    const upstream = await startUpstream();
+    process.stdout.write(`upstream  ${upstream}\nstarting the service (embedded database in ${dataDir}) ...\n`);
+    const started = await startService(upstream, dataDir, adminToken, tls, { BENCH_PROBE_FILE: probeFile }, ['--import', path.join(here, 'loop-probe.js')]);
+    const pid = started.pid!;
+    const admin = { authorization: `Bearer ${adminToken}` };
+    const username = `bench-${randomBytes(3).toString('hex')}`;
+    await call(tls, `${started.url}/v1/admin/accounts`, admin, { username });
+    const { key } = (await call(tls, `${started.url}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string };
+    await call(tls, `${started.url}/v1/providers`, { authorization: `Bearer ${key}` }, { provider: 'openai', api_key: 'sk-bench-upstream-key' });
+    const direct: Target = { url: `${upstream}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' } };
+    const service: Target = { url: `${started.url}/v1/chat/completions`, headers: { authorization: `Bearer ${key}` } };
+    process.stdout.write(`service   ${started.url}${SMOKE ? ' (smoke run: small numbers)' : ''}\n\n`);
+
+    const first = await ttft(tls, plain, direct, service);
+    process.stdout.write(
+      `time to first token, 1 connection, ${SIZES.ttftRequests} requests: direct p50 ${first.directP50Ms.toFixed(3)} ms, service p50 ${first.serviceP50Ms.toFixed(3)} ms\n` +
+        `  added p50 ${first.addedP50Ms.toFixed(3)} ms (goal <= ${GOALS.ttftAddedP50Ms} ms); a whole answer's added p50: ${first.wholeAddedP50Ms.toFixed(3)} ms\n`,
+    );
+    const cpu = await relayCpu(tls, service, pid);
+    process.stdout.write(
+      `CPU, ${SIZES.cpuRequests} requests each: ${LONG_CHUNKS}-chunk answer streamed ${cpu.streamedCpuUs.toFixed(0)} µs, whole ${cpu.wholeCpuUs.toFixed(0)} µs: ` +
+        `${cpu.ratio.toFixed(2)}x (goal <= ${GOALS.cpuRatio}x)\n  relay CPU per chunk ${cpu.perChunkUs.toFixed(2)} µs (goal <= ${GOALS.relayCpuPerChunkUs} µs)\n`,
+    );
+    const slow = await slowStreams(service, pid, probeFile);
+    process.stdout.write(
+      `${slow.streams} concurrent streams, a chunk every ${SLOW_INTERVAL_MS} ms, ${SIZES.slowChunks} chunks each (${slow.seconds.toFixed(1)} s):\n` +
+        `  complete ${slow.complete}/${slow.streams} (goal: all), RSS growth ${slow.rssGrowthMb.toFixed(1)} MB (goal <= ${GOALS.rssGrowthMb} MB), ` +
+        `event-loop delay p99 ${slow.loopDelayP99Ms.toFixed(2)} ms (goal <= ${GOALS.loopDelayP99Ms} ms; max ${slow.loopDelayMaxMs.toFixed(1)} ms)\n`,
+    );
+    process.stdout.write(`${JSON.stringify({ bench: 'chat-stream', smoke: SMOKE, ttft: first, cpu, slowStreams: slow, goals: GOALS })}\n`);
+  } finally {
+    await stopChildren();
+    await tls.close();
+    await plain.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

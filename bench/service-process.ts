@@ -1,0 +1,118 @@
+// What the benchmarks share: the child processes (the fake upstream, the service as `npm start`
+// runs it), their CPU time, and a JSON call. Every child is listed in `children`, for the
+// caller to stop at the end.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { request, type Agent } from 'undici';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+export const children: ChildProcess[] = [];
+
+/** Stops every child and waits for them. */
+export async function stopChildren(): Promise<void> {
+  for (const child of children) child.kill('SIGTERM');
+  await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? once(c, 'exit') : null)));
+}
+
+// /proc counts CPU time in USER_HZ ticks, 1/100 s on the Linux platforms Node.js supports.
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU time a process has used so far, in µs, from /proc (Linux; null elsewhere). Unlike
+ * latency it hardly moves when other processes share the cores, so it compares builds
+ * measured on a busy machine.
+ */
+export function cpuTimeUs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+export async function startUpstream(): Promise<string> {
+  const child = fork(path.join(here, 'fake-upstream.js'), { stdio: 'inherit' });
+  children.push(child);
+  const [message] = (await once(child, 'message')) as [{ port: number }];
+  return `http://127.0.0.1:${message.port}`;
+}
+
+/** A port nobody listens on right now (the service needs it before it can log anything). */
+export async function freePort(): Promise<number> {
+  const probe = createNetServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
+
+export interface Service {
+  url: string;
+  pid: number | undefined;
+  /** Spawn to the first healthy /healthz. */
+  startMs: number;
+  child: ChildProcess;
+}
+
+/** The service as `npm start` runs it; `env` and `nodeArgs` add to its environment and command line. */
+export async function startService(
+  upstream: string,
+  dataDir: string,
+  adminToken: string,
+  dispatcher: Agent,
+  env: NodeJS.ProcessEnv = {},
+  nodeArgs: string[] = [],
+): Promise<Service> {
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: adminToken,
+    LOG_LEVEL,
+    PROVIDER_BASE_URL_OPENAI: `${upstream}/v1`,
+    ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: randomBytes(24).toString('hex') } : {}),
+    ...env,
+  };
+  const spawned = performance.now();
+  // The log goes to /dev/null, as a process manager would ship it away: writing costs the service, reading it would cost us.
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...nodeArgs, path.join(here, '..', 'src', 'server.js')], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  const url = `https://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited during start-up (code ${child.exitCode})`);
+    try {
+      const res = await request(`${url}/healthz`, { dispatcher });
+      await res.body.dump();
+      if (res.statusCode === 200) return { url, pid: child.pid, startMs: performance.now() - spawned, child };
+    } catch {
+      // not listening yet
+    }
+    // Often, so that the start-up figure is not rounded up to the poll.
+    await sleep(10);
+  }
+  throw new Error('the service did not become healthy within 120 s');
+}
+
+export async function call(dispatcher: Agent, url: string, headers: Record<string, string>, body: unknown) {
+  const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`POST ${url}: ${res.statusCode} ${text}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+

@@ -1,0 +1,52 @@
+// Named (prepared) statements: the hot writes of runs go through them, so they must give the
+// same rows and errors as unnamed ones, on the embedded database (our own protocol path,
+// src/db/pglite-prepared.ts) and on PostgreSQL.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/client.js';
+import { openTestDatabase } from '../helpers/database.js';
+
+let database: Database;
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+afterAll(async () => {
+  await database?.close();
+});
+
+const TYPED = `select $1::uuid[] as ids, $2::int + 1 as next, $3::text::jsonb as doc, $4::float8 as price, $5::text as note,
+  timestamptz '2026-01-02T03:04:05Z' as at, $6::int is null as missing`;
+
+describe('a named statement', () => {
+  it('gives the rows an unnamed one gives, parameters and results typed the same, every time it runs', async () => {
+    const params = [['5f0c6a5e-4c1a-4a57-9a0e-2a6d5b1c0e11', '0b8f4a57-9d3e-4c1e-8b5a-7f2e1d6c3b22'], 41, '{"a":[1,"x"]}', 0.125, 'it\'s', null];
+    const unnamed = await database.query(TYPED, params);
+    for (let i = 0; i < 3; i++) expect(await database.query(TYPED, params, 'test_typed')).toEqual(unnamed);
+    expect(unnamed).toEqual([
+      {
+        ids: ['5f0c6a5e-4c1a-4a57-9a0e-2a6d5b1c0e11', '0b8f4a57-9d3e-4c1e-8b5a-7f2e1d6c3b22'],
+        next: 42,
+        doc: { a: [1, 'x'] },
+        price: 0.125,
+        note: "it's",
+        at: new Date('2026-01-02T03:04:05Z'),
+        missing: true,
+      },
+    ]);
+    expect(await database.queryRelaxed('test_typed_relaxed', TYPED, params)).toEqual(unnamed);
+  });
+
+  it('fails with the database error, and leaves the connection usable', async () => {
+    const failing = 'select 1 / $1::int as q';
+    expect(await database.query(failing, [2], 'test_divide')).toEqual([{ q: 0 }]);
+    await expect(database.query(failing, [0], 'test_divide')).rejects.toThrow('division by zero');
+    await expect(database.queryRelaxed('test_bad_syntax', 'selec 1', [])).rejects.toThrow(/syntax error/);
+    expect(await database.query(failing, [1], 'test_divide')).toEqual([{ q: 1 }]);
+    expect(await database.query('select 2 as two')).toEqual([{ two: 2 }]);
+  });
+
+  it('writes what it writes, and a statement without rows gives none', async () => {
+    const [account] = await database.query<{ id: string }>(`insert into accounts (username) values ($1) returning id`, ['prepared-writer'], 'test_insert');
+    expect(await database.query(`update accounts set username = $2 where id = $1`, [account!.id, 'prepared-renamed'], 'test_update')).toEqual([]);
+    expect(await database.query(`select username from accounts where id = $1`, [account!.id])).toEqual([{ username: 'prepared-renamed' }]);
+  });
+});

@@ -1,0 +1,103 @@
+// The journal's writes: checkpoints of calls finishing together go out in one statement (group
+// commit), a background run's call waits for its own checkpoint, a synchronous run's checkpoints
+// are pipelined and settled before its outcome, and a stale fence still writes nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/client.js';
+import { InstanceJournal } from '../../src/worker/journal.js';
+import { openTestDatabase } from '../helpers/database.js';
+import { callKeys, events, insertPending, instance } from '../helpers/instances.js';
+
+let database: Database;
+let accountId: string;
+beforeAll(async () => {
+  database = await openTestDatabase();
+  [{ id: accountId }] = (await database.query<{ id: string }>(`insert into accounts (username) values ('journal-owner') returning id`)) as [{ id: string }];
+});
+afterAll(async () => {
+  await database?.close();
+});
+
+/** The database, counting the statements the journal sends. */
+function counting() {
+  const statements: string[] = [];
+  const db: Pick<Database, 'query' | 'queryRelaxed'> = {
+    query: (text, params, name) => {
+      statements.push(name ?? 'query');
+      return database.query(text, params, name);
+    },
+    queryRelaxed: (name, text, params) => {
+      statements.push(name);
+      return database.queryRelaxed(name, text, params);
+    },
+  };
+  return { db, statements };
+}
+
+const held = async (fence = 1) =>
+  insertPending(database, { ladderId: null, ladderVersion: 1, author: 'a', slug: 's', accountId, input: 'q' }, { status: 'running', fence, attempts: 1, started_at: new Date() });
+const call = (n: number) => ({ output: `out ${n}`, usage: { prompt_tokens: n, completion_tokens: 1, total_tokens: n + 1 }, costUsd: n / 1000, provider: 'openai', latencyMs: n });
+const place = (n: number) => ({ stepId: 'fan', pass: 1, depth: 0, node: n, key: `1.fan.${n}` });
+const progress = (n: number) => ({ usage: { prompt_tokens: n, completion_tokens: n, total_tokens: 2 * n }, spendUsd: n / 1000, modelCalls: n, trace: [] });
+
+describe('the run journal', () => {
+  it('writes the checkpoints of calls finishing together in one statement; each call resolves once its checkpoint is stored', async () => {
+    const id = await held();
+    const { db, statements } = counting();
+    const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
+    const stored: string[][] = [];
+    await Promise.all(
+      [1, 2, 3, 4, 5].map((n) =>
+        journal.callCompleted(place(n), call(n), { prompt: `p${n}`, survived: true, progress: progress(n) }).then(async () => {
+          stored.push(await callKeys(database, id));
+        }),
+      ),
+    );
+    journal.close();
+    expect(statements).toEqual(['ladder_journal_flush']);
+    for (const keys of stored) expect(keys.sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3', '1.fan.4', '1.fan.5']);
+    expect((await events(database, id)).map((e) => [e.seq, e.type, e.data.node])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'node.completed', n]));
+    const [row] = await database.query<Record<string, unknown>>('select output, usage, cost_usd, provider, latency_ms from instance_calls where instance_id = $1 and call_key = $2', [id, '1.fan.3']);
+    expect(row).toEqual({ output: 'out 3', usage: call(3).usage, cost_usd: 0.003, provider: 'openai', latency_ms: 3 });
+    expect(await instance(database, id)).toMatchObject({ model_calls: 5, steps_total: 1 });
+  });
+
+  it('a call finishing while a write is under way goes out with the next one, after it', async () => {
+    const id = await held();
+    const { db, statements } = counting();
+    const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
+    const first = journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
+    await Promise.resolve();
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [2, 3].map((n) => journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) }));
+    await Promise.all([first, ...later]);
+    journal.close();
+    expect(statements).toEqual(['ladder_journal_flush', 'ladder_journal_flush']);
+    expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3']);
+  });
+
+  it('pipelined (a synchronous run): calls go on at once, settle() waits for the checkpoints', async () => {
+    const id = await held();
+    const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
+    for (const n of [1, 2, 3]) await journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) });
+    await journal.settle();
+    expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3']);
+    expect(await journal.finish({ status: 'completed', answer: 'done', progress: progress(3) }, [])).toBeInstanceOf(Date);
+    journal.close();
+    expect((await events(database, id)).map((e) => e.type)).toEqual(['node.completed', 'node.completed', 'node.completed', 'instance.completed']);
+  });
+
+  it('pipelined with a stale fence: the call goes on, but settle() reports the run lost and nothing is written', async () => {
+    const id = await held(2);
+    const lost: unknown[] = [];
+    const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: (e) => lost.push(e), pipelined: true });
+    await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
+    await expect(journal.settle()).rejects.toMatchObject({ code: 'run_interrupted' });
+    expect(lost).toHaveLength(1);
+    expect(journal.lost).toBe(true);
+    expect(await journal.finish({ status: 'completed', answer: 'late', progress: progress(1) }, [])).toBeNull();
+    journal.close();
+    expect(await callKeys(database, id)).toEqual([]);
+    expect(await events(database, id)).toEqual([]);
+    expect(await instance(database, id)).toMatchObject({ status: 'running', fence: 2, answer: null });
+  });
+});
