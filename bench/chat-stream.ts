@@ -16,10 +16,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { figure, printReport, SMOKE } from './report.js';
 import { call, cpuTimeUs, startService, startUpstream, stopChildren } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const SMOKE = process.env.BENCH_SMOKE === '1';
 const SIZES = SMOKE
   ? { ttftRequests: 30, cpuRequests: 20, slowStreams: 100, slowChunks: 10 }
   : { ttftRequests: 500, cpuRequests: 200, slowStreams: 1000, slowChunks: 50 };
@@ -176,7 +176,15 @@ async function main(): Promise<void> {
         `  complete ${slow.complete}/${slow.streams} (goal: all), RSS growth ${slow.rssGrowthMb.toFixed(1)} MB (goal <= ${GOALS.rssGrowthMb} MB), ` +
         `event-loop delay p99 ${slow.loopDelayP99Ms.toFixed(2)} ms (goal <= ${GOALS.loopDelayP99Ms} ms; max ${slow.loopDelayMaxMs.toFixed(1)} ms)\n`,
     );
-    process.stdout.write(`${JSON.stringify({ bench: 'chat-stream', smoke: SMOKE, ttft: first, cpu, slowStreams: slow, goals: GOALS })}\n`);
+    printReport('chat-stream', [
+      figure('ttft_added_p50', first.addedP50Ms, 'ms', { atMost: GOALS.ttftAddedP50Ms }),
+      figure('whole_answer_added_p50', first.wholeAddedP50Ms, 'ms'),
+      figure('relay_cpu_per_chunk', cpu.perChunkUs, 'us', { atMost: GOALS.relayCpuPerChunkUs }),
+      figure('streamed_vs_whole_cpu', cpu.ratio, 'x', { atMost: GOALS.cpuRatio }),
+      figure('slow_streams_complete', slow.complete / slow.streams, 'fraction', { atLeast: 1 }),
+      figure('slow_streams_rss_growth', slow.rssGrowthMb, 'MB', { atMost: GOALS.rssGrowthMb }),
+      figure('slow_streams_loop_delay_p99', slow.loopDelayP99Ms, 'ms', { atMost: GOALS.loopDelayP99Ms }),
+    ]);
   } finally {
     await stopChildren();
     await tls.close();

@@ -6,7 +6,7 @@
 // were read before the hourly totals (a scan of the raw rows), for comparison.
 // On the embedded database (default sizes 2,000,000 rows, 100,000 instances) and, with
 // BENCH_DATABASE_URL, on a fresh database of that PostgreSQL server (20,000,000 and
-// 1,000,000). BENCH_SMOKE=1: small sizes, for CI. The last line is one JSON object.
+// 1,000,000). BENCH_SMOKE=1: small sizes, for CI. The last line is the JSON report (bench/report.ts).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +15,8 @@ import pg from 'pg';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { figure, printReport, SMOKE } from './report.js';
 
-const SMOKE = process.env.BENCH_SMOKE === '1';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? (SMOKE ? 5 : 40));
 const GOALS = { usage_p95_ms: 100, list_p95_ms: 50 };
 
@@ -175,7 +175,21 @@ async function main() {
       await fresh.drop();
     }
   }
-  console.log(JSON.stringify({ bench: 'ledger', smoke: SMOKE, goals: GOALS, results }));
+  printReport(
+    'ledger',
+    results.flatMap((r) => {
+      const db = r.database.startsWith('PostgreSQL') ? 'postgres' : 'embedded';
+      return [
+        figure(`${db}_usage_month_by_day_p95`, r.usage_by_day.p95, 'ms', { atMost: GOALS.usage_p95_ms }),
+        figure(`${db}_usage_month_by_model_p95`, r.usage_by_model.p95, 'ms', { atMost: GOALS.usage_p95_ms }),
+        figure(`${db}_instance_list_first_page_p95`, r.list_first_page.p95, 'ms', { atMost: GOALS.list_p95_ms }),
+        figure(`${db}_instance_list_next_page_p95`, r.list_next_page.p95, 'ms', { atMost: GOALS.list_p95_ms }),
+        figure(`${db}_raw_scan_by_model_p50`, r.raw_scan_by_model.p50, 'ms'),
+        ...Object.entries(r.bytes_per_row).map(([table, bytes]) => figure(`${db}_${table}_bytes_per_row`, bytes, 'bytes')),
+        ...(r.wal_bytes_per_ledger_row === null ? [] : [figure(`${db}_wal_bytes_per_ledger_row`, r.wal_bytes_per_ledger_row, 'bytes')]),
+      ];
+    }),
+  );
 }
 
 main().catch((error: unknown) => {

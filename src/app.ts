@@ -24,6 +24,7 @@ import metricsRoute from './routes/metrics/index.js';
 import catalogRoute from './routes/providers/catalog.js';
 import providerRoutes from './routes/providers/index.js';
 import chatRoutes from './routes/chat/index.js';
+import responseRoutes from './routes/responses/index.js';
 import modelRoutes from './routes/models/index.js';
 import validateRoutes from './routes/validate/index.js';
 import ladderRoutes from './routes/ladders/index.js';
@@ -31,6 +32,7 @@ import ladderChatRoutes from './routes/ladders/chat.js';
 import pipelineStartRoute from './routes/pipelines/start.js';
 import pipelineReadRoutes from './routes/pipelines/read.js';
 import pipelineCancelRoute from './routes/pipelines/cancel.js';
+import pipelineRerunRoute from './routes/pipelines/rerun.js';
 import usageRoutes from './routes/usage/index.js';
 import pipelineEventRoutes from './routes/pipelines/events.js';
 import webhookRoutes from './routes/webhooks/index.js';
@@ -69,12 +71,14 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
     authed.addHook('onRequest', authed.requireApiKey);
     await authed.register(providerRoutes, { prefix: '/v1/providers' });
     await authed.register(chatRoutes, { prefix: '/v1/chat' });
+    await authed.register(responseRoutes, { prefix: '/v1/responses' }); // OpenAI's Responses API (docs/responses.md)
     await authed.register(modelRoutes, { prefix: '/v1' });
     await authed.register(validateRoutes, { prefix: '/v1/validate' });
     // Background runs (docs/pipelines.md).
     await authed.register(pipelineStartRoute, { prefix: '/v1/pipelines' });
     await authed.register(pipelineReadRoutes, { prefix: '/v1/pipelines' });
     await authed.register(pipelineCancelRoute, { prefix: '/v1/pipelines' });
+    await authed.register(pipelineRerunRoute, { prefix: '/v1/pipelines' });
     await authed.register(pipelineEventRoutes, { prefix: '/v1/pipelines' });
     await authed.register(usageRoutes, { prefix: '/v1/usage' });
     await authed.register(accountRoutes, { prefix: '/v1/account' });

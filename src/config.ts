@@ -71,6 +71,7 @@ export const EnvSchema = Type.Object({
   RUN_CANCEL_CHECK_MS: Int(50, 60_000, 500),
   RUN_MAX_ATTEMPTS: Int(1, 100, 3),
   INSTANCE_RETENTION_DAYS: Int(0, 36_500, 30),
+  RESPONSES_RETENTION_DAYS: Int(0, 36_500, 30),
   RETENTION_INTERVAL_MS: Int(1_000, 86_400_000, 3_600_000),
   // Webhooks (docs/webhooks.md).
   WEBHOOK_CONCURRENCY: Int(0, 256, 8),
@@ -171,6 +172,8 @@ export interface Config {
     maxAttempts: number;
     /** Finished instances older than this are deleted; 0 keeps them forever. */
     retentionDays: number;
+    /** Stored responses (POST /v1/responses) older than this are deleted; 0 keeps them forever. */
+    responsesRetentionDays: number;
     retentionIntervalMs: number;
   };
   /** Webhooks when a run ends (docs/webhooks.md). */
@@ -269,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cancelCheckMs: parsed.RUN_CANCEL_CHECK_MS,
       maxAttempts: parsed.RUN_MAX_ATTEMPTS,
       retentionDays: parsed.INSTANCE_RETENTION_DAYS,
+      responsesRetentionDays: parsed.RESPONSES_RETENTION_DAYS,
       retentionIntervalMs: parsed.RETENTION_INTERVAL_MS,
     },
     webhooks: { concurrency: parsed.WEBHOOK_CONCURRENCY, timeoutMs: parsed.WEBHOOK_TIMEOUT_MS },

@@ -55,6 +55,9 @@ export const instanceNotFound = (id: string) => notFound('instance_not_found', `
 export const instanceAlreadyFinished = (id: string, status: string) =>
   conflict('instance_already_finished', `Instance "${id}" has already finished (${status}); only a pending or running instance can be cancelled.`);
 
+export const instanceNotFinished = (id: string, status: string) =>
+  conflict('instance_not_finished', `Instance "${id}" is still ${status}; only a completed, failed or cancelled instance can be rerun.`);
+
 export const invalidIdempotencyKey = () =>
   invalidRequest('invalid_idempotency_key', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.', 'Idempotency-Key');
 

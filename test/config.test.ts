@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       cancelCheckMs: 500,
       maxAttempts: 3,
       retentionDays: 30,
+      responsesRetentionDays: 30,
       retentionIntervalMs: 3_600_000,
     });
     expect(config.events).toEqual({ maxStreams: 200, pollMs: 250, keepAliveMs: 15_000, maxStreamsPerAccount: 50, idleTimeoutMs: 30_000 });

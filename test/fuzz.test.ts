@@ -12,7 +12,11 @@ import { appendEvents, finishInstance, insertInstance } from './helpers/instance
 import { openStalled, type StalledClient } from './helpers/sse.js';
 import { minimalLadder } from './ladders/examples.js';
 import { checkModelName } from '../src/schemas/model-name.js';
+import { finishedResponse } from '../src/responses/from-chat.js';
 
+/** A stored response of alice's (inserted in beforeAll), so the stored-response routes find something. */
+const RESPONSE_UUID = '5a0e1c2b-3d4f-4a6b-8c9d-0e1f2a3b4c5d';
+const RESPONSE_ID = `resp_${RESPONSE_UUID.replace(/-/g, '')}`;
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2500);
 const PER_REQUEST_MS = 10_000;
@@ -88,6 +92,20 @@ function plausibleBody(r: Random): unknown {
     () => ({ name: 'k', access: { mode: 'whitelist', ladders: ['alice/*'] } }),
     () => ({ author: 'alice', template: 'x', model: 'm', messages: [{ role: 'user', content: 'x' }] }),
     () => ({ author: 'alice', template: 'known', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }),
+    // The Responses API: items of every kind, tools (built-in ones too), formats, a stored previous response.
+    () => ({
+      model: r.pick(['gpt-4o-mini', 'claude-sonnet-4-5', 'x']),
+      input: r.pick<unknown>([
+        'hi',
+        [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }, { type: 'input_image', image_url: 'https://example.com/a.png' }] }],
+        [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: 'ok' }],
+        [{ type: 'reasoning', summary: [] }, { type: 'item_reference', id: 'msg_1' }],
+      ]),
+      ...(r.chance(0.3) ? { tools: [{ type: r.pick(['function', 'web_search', 'file_search']), name: 'f', parameters: { type: 'object' } }] } : {}),
+      ...(r.chance(0.3) ? { text: { format: r.pick<unknown>([{ type: 'json_object' }, { type: 'json_schema', name: 'x' }, { type: 'text' }]) } } : {}),
+      ...(r.chance(0.3) ? { previous_response_id: r.pick([RESPONSE_ID, 'resp_x', '']) } : {}),
+      ...(r.chance(0.3) ? { stream: r.pick([true, false, null]) } : {}),
+    }),
   ];
   const body = r.pick(templates)();
   for (let i = r.int(3); i > 0; i--) {
@@ -174,6 +192,10 @@ describe('fuzz', () => {
     const res = await t.app.inject({ method: 'PUT', url: '/v1/alice/known', headers: user.headers, payload: { config: minimalLadder, usage_visibility: 'public' } });
     expect(res.statusCode).toBe(201);
     instanceIds.push(await finishedInstance(user.id, 'completed'));
+    await t.database.query(
+      `insert into responses (id, account_id, input_items, body) values ($1, $2, $3, $4)`,
+      [RESPONSE_UUID, user.id, JSON.stringify([{ id: 'msg_1', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'hi' }] }]), JSON.stringify(finishedResponse({ id: RESPONSE_ID, createdAt: 0, body: { model: 'gpt-4o-mini', input: 'hi' } }, [], 'stop', { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, 0))],
+    );
     const long = await insertInstance(t.database, { accountId: user.id, slug: 'known' });
     await finishInstance(t.database, long, { status: 'completed', answer: 'z'.repeat(12 * 1024 * 1024) });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -213,8 +235,15 @@ describe('fuzz', () => {
       () => ({ url: `/v1/usage${r.pick([query(r, USAGE_QUERY), usageRange(r), ''])}`, method: method('GET') }),
       () => ({ url: `/v1/pipelines/instances${r.chance(0.8) ? query(r, INSTANCES_QUERY) : ''}`, method: method('GET') }),
       () => ({ url: '/v1/pipelines/instances', method: method('POST') }),
+      () => ({ url: '/v1/responses', method: method('POST') }),
       () => {
-        const [suffix, own] = r.pick([['', 'GET'], ['/trace', 'GET'], ['/events', 'GET'], ['/cancel', 'POST']] as const);
+        const id = r.chance(0.6) ? RESPONSE_ID : r.pick([segment(), 'resp_00000000000000000000000000000000', RESPONSE_ID.toUpperCase()]);
+        const [suffix, own] = r.pick([['', 'GET'], ['', 'DELETE'], ['/input_items', 'GET']] as const);
+        const listQuery = suffix && r.chance(0.7) ? query(r, ['limit', 'order', 'after', 'include']) : '';
+        return { url: `/v1/responses/${id}${suffix}${listQuery}`, method: method(own) };
+      },
+      () => {
+        const [suffix, own] = r.pick([['', 'GET'], ['/trace', 'GET'], ['/events', 'GET'], ['/cancel', 'POST'], ['/rerun', 'POST']] as const);
         return { url: `/v1/pipelines/instances/${instanceId()}${suffix}`, method: method(own) };
       },
     ];
@@ -381,6 +410,10 @@ function judge(options: InjectOptions, status: number, contentType: string, body
   // A chat stream: events, then [DONE] or one error event.
   if (status === 200 && contentType.startsWith('text/event-stream') && path.endsWith('/chat/completions')) {
     return /(data: \[DONE\]|data: \{"error":\{.*\}\})\n\n$/.test(body) ? null : `status 200: not a finished chat stream: ${body.slice(-300)}`;
+  }
+  // A Responses stream: events, then its last one.
+  if (status === 200 && contentType.startsWith('text/event-stream') && path === '/v1/responses') {
+    return /\nevent: response\.(completed|incomplete|failed)\ndata: \{.*\}\n\n$/.test(body) ? null : `status 200: not a finished Responses stream: ${body.slice(-300)}`;
   }
   if (!contentType.startsWith('application/json')) return `status ${status} with content-type ${JSON.stringify(contentType)}`;
   let parsed: unknown;

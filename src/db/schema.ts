@@ -146,6 +146,12 @@ export const instances = pgTable(
     requestHash: text('request_hash'),
     stepsTotal: integer('steps_total').notNull().default(0),
     stepsCompleted: integer('steps_completed').notNull().default(0),
+    /**
+     * The finished instance this one reruns (docs/pipelines.md, "Rerun"), whose calls it may reuse.
+     * No foreign key: the source may be deleted by retention first (a key would make every
+     * retention delete look for referencing rows), and then there is simply nothing left to reuse.
+     */
+    rerunOf: uuid('rerun_of'),
   },
   (t) => [
     index('instances_status_created_idx').on(t.status, t.createdAt),
@@ -173,6 +179,11 @@ export const instanceCalls = pgTable(
     provider: text('provider'),
     latencyMs: integer('latency_ms').notNull(),
     createdAt: createdAt(),
+    /** SHA-256 of the call's model and whole prompt: what a rerun matches to reuse it (null before reruns existed). */
+    promptHash: text('prompt_hash'),
+    /** On a reused call: the source run's call key it reused (each at most once), and the cost that saved. */
+    reusedFrom: text('reused_from'),
+    savedUsd: doublePrecision('saved_usd'),
   },
   (t) => [primaryKey({ columns: [t.instanceId, t.callKey] })],
 );
@@ -375,3 +386,26 @@ export const webhookAttempts = pgTable(
   (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
 );
 // ---- end of webhooks -------------------------------------------------------------------------
+
+// ---- Responses API (issue 19, item 2; docs/responses.md) -------------------------------------
+// One row per stored response (`store` true, the default): the request's own input items and
+// the answer, so GET, input_items and previous_response_id can rebuild a conversation on any
+// vendor. `previous_id` is no foreign key: deleting a response leaves its followers readable.
+export const responses = pgTable(
+  'responses',
+  {
+    id: uuid('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    previousId: uuid('previous_id'),
+    /** This request's input items, each with its id (`msg_…`, `fc_…`). */
+    inputItems: jsonb('input_items').$type<unknown[]>().notNull(),
+    /** The response object as answered (its `output` items are the model's turn). */
+    body: jsonb('body').$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  // Reads are by id and account (the primary key finds the row); the retention job reads by age.
+  (t) => [index('responses_created_brin').using('brin', t.createdAt)],
+);
+// ---- end of the Responses API ------------------------------------------------------------------

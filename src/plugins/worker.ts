@@ -46,7 +46,7 @@ async function workerPlugin(app: FastifyInstance) {
     log,
   });
   app.decorate('workerPool', pool);
-  const periods = { instanceDays: worker.retentionDays, usageRawDays: app.config.usage.rawRetentionDays };
+  const periods = { instanceDays: worker.retentionDays, usageRawDays: app.config.usage.rawRetentionDays, responsesDays: worker.responsesRetentionDays };
   app.decorate('runRetention', (now?: Date) => runRetention(app.database, periods, now));
 
   // Any process may hold a run (synchronous ones too), so every process listens for cancels.
@@ -57,8 +57,8 @@ async function workerPlugin(app: FastifyInstance) {
     const retention = async () => {
       try {
         const result = await app.runRetention();
-        if (result.deleted + result.keysCleared + result.usageRowsDeleted > 0) {
-          log.info({ deleted: result.deleted, keys_cleared: result.keysCleared, usage_rows_deleted: result.usageRowsDeleted }, 'retention job done');
+        if (result.deleted + result.keysCleared + result.usageRowsDeleted + result.responsesDeleted > 0) {
+          log.info({ deleted: result.deleted, keys_cleared: result.keysCleared, usage_rows_deleted: result.usageRowsDeleted, responses_deleted: result.responsesDeleted }, 'retention job done');
         }
       } catch (error) {
         log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'retention job failed');

@@ -5,8 +5,8 @@ import { Type, type SchemaOptions, type Static, type TSchema } from '@sinclair/t
 export const USERNAME_PATTERN = '^[a-z0-9](?:[a-z0-9-]{1,37})[a-z0-9]$';
 // Usernames that would shadow a fixed path under /v1 (`/v1/{author}` is a ladder listing).
 export const RESERVED_USERNAMES = new Set([
-  'account', 'admin', 'api', 'chat', 'completions', 'docs', 'embeddings', 'healthz', 'instances', 'models',
-  'openapi', 'pipelines', 'providers', 'readyz', 'validate', 'v1', 'webhooks',
+  'account', 'admin', 'api', 'api-keys', 'chat', 'completions', 'docs', 'embeddings', 'healthz', 'instances', 'messages',
+  'models', 'openapi', 'pipelines', 'providers', 'readyz', 'responses', 'validate', 'v1', 'webhooks',
 ]);
 
 /** Ladder slugs: lowercase letters, digits, `-` and `_`, 1 to 64 characters, starting alphanumeric. */

@@ -6,7 +6,7 @@ import type { AccountSchema, ApiKeyListSchema, CreateApiKeyBodySchema, CreatedAp
 import type { ChatCompletion, DirectChatRequest } from './chat.js';
 import type { LadderChatRequest, LadderMetadata, SaveLadderBody, ValidationResultSchema } from './ladders.js';
 import type { Model } from './models.js';
-import type { Instance, InstanceList, InstanceStarted, InstanceTrace, StartInstanceBody } from './pipelines.js';
+import type { Instance, InstanceList, InstanceStarted, InstanceTrace, RerunBody, StartInstanceBody } from './pipelines.js';
 import type { CatalogSchema, ConnectionSchema, CreateConnectionBodySchema, UpdateConnectionBodySchema } from './providers.js';
 import type { LimitsBody, UsageReport } from './quotas.js';
 
@@ -182,6 +182,9 @@ export const instanceExample: Instance = {
   progress: { model_calls: 2, steps_completed: 2, steps_total: 2 },
   usage: ladderUsage,
   spend_usd: 0.000065,
+  rerun_of: null,
+  reused_calls: 0,
+  reused_spend_usd: 0,
   result: { ...ladderCompletionExample, created: 1748944804 },
   error: null,
 };
@@ -199,6 +202,19 @@ export const cancelledInstanceExample: Instance = {
   spend_usd: 0,
   result: null,
   error: { message: 'The run was cancelled before it finished.', type: 'execution_error', code: 'run_cancelled', status: 499 },
+};
+
+/** Only the last step's system prompt changed (version 2): the first step's call is reused. */
+export const rerunBodyExample: RerunBody = { version: 2 };
+
+export const rerunInstanceExample: Instance = {
+  ...instanceExample,
+  instanceId: '7c1e2d4a-5b6f-4a81-9c3d-2e4f6a8b0c1d',
+  version: 2,
+  rerun_of: INSTANCE_ID,
+  reused_calls: 1,
+  reused_spend_usd: 0.0000285,
+  spend_usd: 0.0000365,
 };
 
 const { result: _result, ...listedInstance } = instanceExample;
@@ -228,6 +244,8 @@ export const instanceTraceExample: InstanceTrace = {
           latency_ms: 1840,
           survived: true,
           error: null,
+          reused: false,
+          saved_usd: 0,
         },
       ],
     },

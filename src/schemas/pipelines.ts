@@ -51,6 +51,27 @@ export const InstanceStartedSchema = Type.Object(
 );
 export type InstanceStarted = Static<typeof InstanceStartedSchema>;
 
+export const RerunBodySchema = Type.Object(
+  {
+    version: Type.Optional(Type.Integer({ minimum: 1, description: "A saved version of the ladder to run; default the source run's version" })),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "Default the source run's model; must pass the version's allowedTargets" })),
+    messages: Type.Optional(MessagesSchema),
+    knobs: Type.Optional(Type.Unknown({
+      description: "Knob id to number, over the source run's effective values (those the version still defines); out-of-range values are clamped",
+    })),
+    wait: Type.Optional(Type.Boolean({
+      description: 'true: answer 200 with the finished instance, as GET answers it, once the run ends (202 as without it if it has not ended within the platform run time limit)',
+    })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Every member is optional: `{}` runs the source run again as it was. `messages` defaults to the source run's input " +
+      '(its last user message). Every model call whose model and whole prompt equal a call the source run recorded reuses that call.',
+  },
+);
+export type RerunBody = Static<typeof RerunBodySchema>;
+
 const UsageSchema = ChatCompletionSchema.properties.usage;
 
 export const InstanceErrorSchema = Type.Object(
@@ -86,7 +107,12 @@ export const InstanceSchema = Type.Object({
     steps_total: Type.Integer({ description: 'Step executions of a successful run (passes, group children, recursion children)' }),
   }),
   usage: UsageSchema,
-  spend_usd: Type.Number(),
+  spend_usd: Type.Number({ description: 'What the run paid its vendors; reused calls cost nothing' }),
+  rerun_of: Nullable(Type.String({ ...Uuid, description: 'The finished instance this one reruns (`POST .../rerun`); null for any other run' })),
+  reused_calls: Type.Integer({
+    description: 'Of `progress.model_calls`, those a rerun reused from its source run instead of calling the vendor (0 for any other run)',
+  }),
+  reused_spend_usd: Type.Number({ description: 'What the reused calls cost when they were made: the spend the rerun saved' }),
   result: Nullable(ChatCompletionSchema),
   error: Nullable(InstanceErrorSchema),
 });
@@ -130,6 +156,8 @@ export const NodeTraceSchema = Type.Object({
   latency_ms: Type.Number(),
   survived: Nullable(Type.Boolean({ description: "Whether the node passed the step's gate; null while the step is still running" })),
   error: Nullable(Type.String()),
+  reused: Type.Boolean({ description: "true when a rerun reused its source run's identical call: no vendor call, cost 0" }),
+  saved_usd: Type.Number({ description: 'On a reused call, what the source run paid for it; else 0' }),
 });
 
 export const StepTraceSchema = Type.Object({

@@ -40,6 +40,9 @@ export interface CallTotals {
   modelCalls: number;
   usage: Usage;
   spendUsd: number;
+  /** Of modelCalls, those a rerun reused, and what they cost their source run. */
+  reusedCalls: number;
+  reusedSpendUsd: number;
 }
 
 export interface InstanceEvent {
@@ -147,6 +150,8 @@ export function createInstanceReads(db: Db) {
           completion: tokens('completion_tokens'),
           total: tokens('total_tokens'),
           spend: sql<number>`coalesce(sum(${instanceCalls.costUsd}), 0)::float8`,
+          reused: sql<number>`count(${instanceCalls.reusedFrom})::int`,
+          saved: sql<number>`coalesce(sum(${instanceCalls.savedUsd}), 0)::float8`,
         })
         .from(instanceCalls)
         .where(inArray(instanceCalls.instanceId, ids))
@@ -158,6 +163,8 @@ export function createInstanceReads(db: Db) {
             modelCalls: Number(r.calls),
             usage: { prompt_tokens: Number(r.prompt), completion_tokens: Number(r.completion), total_tokens: Number(r.total) },
             spendUsd: Number(r.spend),
+            reusedCalls: Number(r.reused),
+            reusedSpendUsd: Number(r.saved),
           },
         ]),
       );

@@ -28,6 +28,8 @@ export interface NewInstance {
   knobs: Record<string, number>;
   /** Step executions a successful run makes; 0 when unknown. */
   stepsTotal?: number;
+  /** The finished instance this one reruns, reusing its calls (docs/pipelines.md, "Rerun"). */
+  rerunOf?: string;
 }
 
 /** A background run to queue, with the caller's Idempotency-Key and the hash of its body. */

@@ -52,6 +52,8 @@ export interface PreparedRun {
   limits: RunLimits;
   /** Step executions a successful run makes (passes, group children, recursion children). */
   stepsTotal: number;
+  /** Set on a rerun: the finished instance whose recorded calls it may reuse. */
+  rerunOf?: string;
 }
 
 export interface RunRequest extends RunInput {
@@ -147,6 +149,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
         input: run.input,
         knobs: run.knobs,
         stepsTotal: run.stepsTotal,
+        ...(run.rerunOf ? { rerunOf: run.rerunOf } : {}),
         idempotency,
       });
     },

@@ -22,6 +22,9 @@ type LadderRow = typeof ladders.$inferSelect;
 export const ladderNotFound = (author: string, slug: string) =>
   notFound('ladder_not_found', `Ladder "${author}/${slug}" was not found.`);
 
+const ladderVersionNotFound = (author: string, slug: string, version: number, current: number) =>
+  notFound('ladder_version_not_found', `Ladder "${author}/${slug}" has no version ${version}; its current version is ${current}.`);
+
 export const notLadderOwner = (author: string) =>
   new ApiError(403, 'permission_error', 'not_ladder_owner', `Only "${author}" can save or delete ladders under /v1/${author}/.`);
 
@@ -132,13 +135,25 @@ export function createLadderService(db: Db) {
         .select()
         .from(ladderVersions)
         .where(and(eq(ladderVersions.ladderId, ladder.row.id), eq(ladderVersions.version, version)));
-      if (!saved) {
-        throw notFound('ladder_version_not_found', `Ladder "${author}/${slug}" has no version ${version}; its current version is ${ladder.row.currentVersion}.`);
-      }
+      if (!saved) throw ladderVersionNotFound(author, slug, version, ladder.row.currentVersion);
       const config = saved.config as LadderConfig;
       // An earlier version is described as it was saved: its own name, number and time.
       const row = { ...ladder.row, name: config.name, currentVersion: saved.version, updatedAt: saved.createdAt };
       return metadata(row, author, showConfig ? config : null);
+    },
+
+    /**
+     * A visible ladder as it was saved at `version`: that version's config, and `row.currentVersion`
+     * set to it (what a run records as the version it ran); 404 ladder_version_not_found if never saved.
+     */
+    async atVersion(ladder: VisibleLadder, version: number): Promise<VisibleLadder> {
+      if (version === ladder.row.currentVersion) return ladder;
+      const [saved] = await db
+        .select({ config: ladderVersions.config })
+        .from(ladderVersions)
+        .where(and(eq(ladderVersions.ladderId, ladder.row.id), eq(ladderVersions.version, version)));
+      if (!saved) throw ladderVersionNotFound(ladder.author, ladder.row.slug, version, ladder.row.currentVersion);
+      return { ...ladder, row: { ...ladder.row, currentVersion: version }, config: saved.config as LadderConfig };
     },
 
     /** The author's public ladders, and all of them when the caller is the author; the key's ACL applies. */

@@ -10,7 +10,8 @@ import type { PriceTable } from '../pricing/prices.js';
 import type { RunLimits } from '../ladders/engine/run-types.js';
 import type { RouterLogger } from '../providers/router.js';
 import type { ChatRequest, ChatResult, DeltaSink, ModelCall, ProviderConnection } from '../providers/types.js';
-import { lastEventSeq, loadRecordedCalls } from './checkpoints.js';
+import { lastEventSeq, loadRecordedCalls, type RecordedCalls } from './checkpoints.js';
+import { loadReusableCalls, withReuseMarks } from './reuse.js';
 import { isReleased, leaseLost } from './errors.js';
 import { InstanceJournal, type HeldRun } from './journal.js';
 import type { LeaseKeeper, RunKind } from './lease.js';
@@ -38,6 +39,8 @@ export interface ExecuteArgs {
   model: string;
   input: string;
   knobs: Record<string, number>;
+  /** A rerun's source instance: identical calls reuse its recorded ones (src/worker/reuse.ts). */
+  rerunOf?: string | null;
   connections: ProviderConnection[];
   limits: RunLimits;
   /** The caller's own abort (a synchronous request's client going away). */
@@ -79,9 +82,11 @@ export function createRunExecutor(deps: RunExecutorDeps) {
       const signal = args.signal ? AbortSignal.any([args.signal, controller.signal]) : controller.signal;
       let journal: InstanceJournal | null = null;
       try {
-        const [recorded, lastSeq] = held.resumed
+        const [loaded, lastSeq] = held.resumed
           ? await Promise.all([loadRecordedCalls(deps.database, held.id), lastEventSeq(deps.database, held.id)])
           : [null, 0];
+        const rerun = args.rerunOf ? await loadRerun(deps.database, held.id, loaded) : null;
+        const recorded = rerun?.recorded ?? loaded;
         journal = new InstanceJournal(deps.database, held, {
           lastSeq,
           recorded,
@@ -89,7 +94,12 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           onLost: () => controller.abort(leaseLost()),
           pipelined: held.kind === 'sync',
         });
-        journal.event('instance.started', { attempt: held.attempts, resumed: held.resumed, recorded_calls: recorded?.size ?? 0 });
+        journal.event('instance.started', {
+          attempt: held.attempts,
+          resumed: held.resumed,
+          recorded_calls: recorded?.size ?? 0,
+          ...(args.rerunOf ? { rerun_of: args.rerunOf, reusable_calls: rerun?.reuse?.size ?? 0 } : {}),
+        });
         if (held.cancelRequested) controller.abort(new ApiError(499, 'execution_error', 'run_cancelled', 'The run was cancelled before it finished.'));
         const result = await runLadder({
           config,
@@ -105,6 +115,7 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           signal,
           journal,
           ...(args.onAnswerDelta ? { onAnswerDelta: args.onAnswerDelta } : {}),
+          ...(rerun?.reuse ? { reuse: rerun.reuse } : {}),
         });
         // A synchronous run's checkpoints were written while it went on: all must be in before its outcome.
         if (held.kind === 'sync') await journal.settle();
@@ -133,5 +144,11 @@ export function createRunExecutor(deps: RunExecutorDeps) {
 }
 
 export type RunExecutor = ReturnType<typeof createRunExecutor>;
+
+/** A rerun's source calls to reuse, and (resumed) its own checkpoints with their reuse marks. */
+async function loadRerun(database: Pick<Database, 'query'>, id: string, recorded: RecordedCalls | null) {
+  const [reuse, marked] = await Promise.all([loadReusableCalls(database, id), recorded ? withReuseMarks(database, id, recorded) : null]);
+  return { reuse, recorded: marked };
+}
 
 const emptyProgress = () => ({ usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, spendUsd: 0, modelCalls: 0, trace: [] });

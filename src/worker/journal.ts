@@ -12,7 +12,7 @@
 // them before the outcome is recorded.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
-import type { NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
+import type { CallDetail, NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
 import type { Usage } from '../providers/types.js';
 import { EVENTS_NOTICE_CTE } from '../services/instance-events.js';
 import { webhookEnqueueCte } from '../webhooks/enqueue.js';
@@ -41,6 +41,8 @@ interface EventRow {
 interface Checkpoint {
   key: string;
   call: RecordedCall;
+  /** Of the model and whole prompt, for a later rerun to find it (src/worker/reuse.ts). */
+  promptHash: string | undefined;
 }
 
 export type Finish =
@@ -58,9 +60,10 @@ WITH held AS (
   WHERE id = $1 AND fence = $2 AND status = 'running'
   RETURNING id
 ), calls AS (
-  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms)
-  SELECT held.id, c.call_key, c.output, c.usage, c.cost_usd, c.provider, c.latency_ms
-  FROM held, jsonb_to_recordset($8::text::jsonb) AS c(call_key text, output text, usage jsonb, cost_usd float8, provider text, latency_ms int)
+  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms, prompt_hash, reused_from, saved_usd)
+  SELECT held.id, c.call_key, c.output, c.usage, c.cost_usd, c.provider, c.latency_ms, c.prompt_hash, c.reused_from, c.saved_usd
+  FROM held, jsonb_to_recordset($8::text::jsonb)
+    AS c(call_key text, output text, usage jsonb, cost_usd float8, provider text, latency_ms int, prompt_hash text, reused_from text, saved_usd float8)
   ON CONFLICT DO NOTHING
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
@@ -164,7 +167,7 @@ export class InstanceJournal implements RunJournal {
   }
 
   /** The checkpoint and its event in one statement (with those of calls finishing alongside), before the run goes on. */
-  callCompleted(place: NodePlace, call: RecordedCall, detail: { prompt: string; survived: boolean; progress: RunProgress }): Promise<void> {
+  callCompleted(place: NodePlace, call: RecordedCall, detail: CallDetail): Promise<void> {
     this.progress = detail.progress;
     this.pending.push({
       seq: ++this.seq,
@@ -178,9 +181,10 @@ export class InstanceJournal implements RunJournal {
         survived: detail.survived,
         output_excerpt: excerpt(call.output),
         prompt_excerpt: excerpt(detail.prompt),
+        ...reusedData(call),
       },
     });
-    this.queued.push({ key: place.key, call });
+    this.queued.push({ key: place.key, call, promptHash: detail.promptHash });
     this.queuedWrite ??= this.write(() => {
       this.queuedWrite = null;
       return this.flush(this.queued.splice(0));
@@ -197,8 +201,7 @@ export class InstanceJournal implements RunJournal {
     if (this.lost) throw leaseLost();
   }
 
-  /** Records the outcome and the final event; false when the row was no longer ours. */
-  /** Records the outcome; resolves with the recorded finish time, or null when the run was no longer ours. */
+  /** Records the outcome and the final event; resolves with the recorded finish time, or null when the run was no longer ours. */
   async finish(outcome: Finish, trace: StepTrace[]): Promise<Date | null> {
     const { progress } = outcome;
     const error = outcome.status === 'completed' ? null : outcome.error;
@@ -209,6 +212,7 @@ export class InstanceJournal implements RunJournal {
         model_calls: progress.modelCalls,
         usage: progress.usage,
         spend_usd: progress.spendUsd,
+        ...(progress.reused ? { reused_calls: progress.reused.calls, reused_spend_usd: progress.reused.savedUsd } : {}),
         ...(error ? { error: { status: error.statusCode, type: error.type, code: error.code, message: error.message } } : {}),
       },
     });
@@ -273,13 +277,16 @@ export class InstanceJournal implements RunJournal {
     const events = this.takeEvents();
     if (events.length === 0 && checkpoints.length === 0) return;
     const progress = this.progress;
-    const calls = checkpoints.map(({ key, call }) => ({
+    const calls = checkpoints.map(({ key, call, promptHash }) => ({
       call_key: key,
       output: call.output,
       usage: call.usage,
       cost_usd: call.costUsd,
       provider: call.provider,
       latency_ms: call.latencyMs,
+      prompt_hash: promptHash ?? null,
+      reused_from: call.reused?.from ?? null,
+      saved_usd: call.reused?.savedUsd ?? null,
     }));
     // Relaxed: a checkpoint lost with the database server costs one call repeated, never a wrong outcome.
     const [row] = await this.database.queryRelaxed<{ held: number }>('ladder_journal_flush', FLUSH_SQL, [
@@ -315,4 +322,9 @@ export class InstanceJournal implements RunJournal {
 
 function nodeData(place: NodePlace): Record<string, unknown> {
   return { step: place.stepId, pass: place.pass, depth: place.depth, node: place.node, ...(place.groupId ? { group: place.groupId } : {}) };
+}
+
+// Only on a reused call, so the events of every other call keep their shape.
+function reusedData(call: RecordedCall): Record<string, unknown> {
+  return call.reused ? { reused: true, saved_usd: call.reused.savedUsd } : {};
 }

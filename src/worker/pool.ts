@@ -89,6 +89,7 @@ export function createWorkerPool(options: WorkerPoolOptions) {
       model: row.model,
       input: row.input,
       knobs: row.knobs,
+      rerunOf: row.rerunOf,
       connections: loaded.connections,
       limits: { ...caps, maxSpendUsd: loaded.config.executionBudget?.maxSpend ?? defaultMaxSpend },
       ...(options.metering ? { meter: meterFor(options.metering, subject, row) } : {}),

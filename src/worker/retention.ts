@@ -1,6 +1,7 @@
 // Retention: finished instances older than the retention period go, their checkpoints and
 // events with them (ON DELETE CASCADE); idempotency keys are let go once their 24-hour window
-// has passed; raw usage rows older than theirs go (the hourly totals reports read stay). Deletes run in bounded batches that skip rows another process is deleting, so
+// has passed; raw usage rows older than theirs go (the hourly totals reports read stay), and
+// stored responses older than theirs. Deletes run in bounded batches that skip rows another process is deleting, so
 // every worker process may run the job at once without waiting on the others.
 import type { Database } from '../db/client.js';
 
@@ -32,10 +33,17 @@ DELETE FROM usage_records WHERE id IN (
 )`;
 const USAGE_BATCH = 5000;
 
+// Stored responses (docs/responses.md), through their block-range index on created_at.
+const DELETE_RESPONSES_SQL = `
+DELETE FROM responses WHERE id IN (
+  SELECT id FROM responses WHERE created_at < $1::timestamptz LIMIT $2 FOR UPDATE SKIP LOCKED
+)`;
+
 export interface RetentionResult {
   deleted: number;
   keysCleared: number;
   usageRowsDeleted: number;
+  responsesDeleted: number;
 }
 
 export interface RetentionPeriods {
@@ -43,6 +51,8 @@ export interface RetentionPeriods {
   instanceDays: number;
   /** Raw usage rows; 0 keeps them forever. */
   usageRawDays: number;
+  /** Stored responses; 0 keeps them forever. Absent: 0. */
+  responsesDays?: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -61,7 +71,7 @@ async function deleteInBatches(database: Pick<Database, 'query'>, statement: str
 
 /** One retention job as of `now`. */
 export async function runRetention(database: Pick<Database, 'query'>, periods: RetentionPeriods, now: Date = new Date()): Promise<RetentionResult> {
-  const result = { deleted: 0, keysCleared: 0, usageRowsDeleted: 0 };
+  const result = { deleted: 0, keysCleared: 0, usageRowsDeleted: 0, responsesDeleted: 0 };
   const keyCutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
   for (let i = 0; i < MAX_BATCHES; i++) {
     const n = (await database.query<{ id: string }>(FORGET_KEYS_SQL, [keyCutoff, BATCH])).length;
@@ -70,5 +80,7 @@ export async function runRetention(database: Pick<Database, 'query'>, periods: R
   }
   if (periods.instanceDays > 0) result.deleted = await deleteInBatches(database, DELETE_SQL, new Date(now.getTime() - periods.instanceDays * DAY_MS), BATCH);
   if (periods.usageRawDays > 0) result.usageRowsDeleted = await deleteInBatches(database, DELETE_USAGE_SQL, new Date(now.getTime() - periods.usageRawDays * DAY_MS), USAGE_BATCH);
+  const responsesDays = periods.responsesDays ?? 0;
+  if (responsesDays > 0) result.responsesDeleted = await deleteInBatches(database, DELETE_RESPONSES_SQL, new Date(now.getTime() - responsesDays * DAY_MS), BATCH);
   return result;
 }

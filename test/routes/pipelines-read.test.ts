@@ -57,6 +57,9 @@ describe('reading instances', () => {
       progress: { model_calls: 0, steps_completed: 0, steps_total: 2 },
       usage: NO_USAGE,
       spend_usd: 0,
+      rerun_of: null,
+      reused_calls: 0,
+      reused_spend_usd: 0,
       result: null,
       error: null,
     });
@@ -87,6 +90,9 @@ describe('reading instances', () => {
       progress: { model_calls: 2, steps_completed: 2, steps_total: 2 },
       usage: sync.json().usage,
       spend_usd: row.spend_usd,
+      rerun_of: null,
+      reused_calls: 0,
+      reused_spend_usd: 0,
       result: sync.json(),
       error: null,
     });
@@ -173,6 +179,8 @@ describe('reading instances', () => {
             latency_ms: n.latencyMs,
             survived: true,
             error: null,
+            reused: false,
+            saved_usd: 0,
           })),
         })),
       );
@@ -200,11 +208,11 @@ describe('reading instances', () => {
       expect(body.steps).toEqual([
         {
           pass: 1, depth: 0, step: 'draft', group: null, recursion_answer: null,
-          nodes: [{ node: 1, prompt: 'in', prompt_chars: 200, output: 'out', usage: node.usage, cost_usd: 0.01, provider: 'openai', latency_ms: 9, survived: true, error: null }],
+          nodes: [{ node: 1, prompt: 'in', prompt_chars: 200, output: 'out', usage: node.usage, cost_usd: 0.01, provider: 'openai', latency_ms: 9, survived: true, error: null, reused: false, saved_usd: 0 }],
         },
         {
           pass: 1, depth: 0, step: 'refine', group: null, recursion_answer: null,
-          nodes: [{ node: 1, prompt: 'in', prompt_chars: 200, output: '', usage: node.usage, cost_usd: 0.01, provider: null, latency_ms: 9, survived: false, error: 'openai: HTTP 503' }],
+          nodes: [{ node: 1, prompt: 'in', prompt_chars: 200, output: '', usage: node.usage, cost_usd: 0.01, provider: null, latency_ms: 9, survived: false, error: 'openai: HTTP 503', reused: false, saved_usd: 0 }],
         },
       ]);
     });

@@ -40,6 +40,15 @@ describe('timeline model', () => {
     ]);
   });
 
+  it('marks the calls a rerun reused, and counts them', () => {
+    const timeline = emptyTimeline();
+    const node = (n: number, reused?: boolean) => ({ step: 's', pass: 1, depth: 0, node: n, latency_ms: 0, survived: true, cost_usd: 0, ...(reused ? { reused, saved_usd: 0.01 } : {}), at: at(10) });
+    applyEvent(timeline, { seq: 1, type: 'node.completed', data: node(1, true) });
+    applyEvent(timeline, { seq: 2, type: 'node.completed', data: node(2) });
+    expect(timeline.rows[0]!.nodes.map((n) => [n.node, n.reused])).toEqual([[1, true], [2, false]]);
+    expect(totals(timeline)).toMatchObject({ nodes: 2, reused: 1 });
+  });
+
   it('chooses round axis ticks', () => {
     expect(axisTicks(10_000)).toEqual([0, 2000, 4000, 6000, 8000, 10_000]);
     expect(axisTicks(0)).toEqual([0]);

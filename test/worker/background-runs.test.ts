@@ -205,6 +205,6 @@ describe('background runs', () => {
     expect(await instance(db(), young)).toMatchObject({ idempotency_key: null });
     expect(await instance(db(), fresh)).toMatchObject({ idempotency_key: 'k-fresh' });
     expect(await instance(db(), stuck)).toMatchObject({ status: 'cancelled' });
-    expect(await h.app.runRetention(now)).toEqual({ deleted: 0, keysCleared: 0, usageRowsDeleted: 0 });
+    expect(await h.app.runRetention(now)).toEqual({ deleted: 0, keysCleared: 0, usageRowsDeleted: 0, responsesDeleted: 0 });
   });
 });

@@ -103,6 +103,10 @@ export interface Instance {
   progress?: { model_calls: number; steps_completed: number; steps_total: number };
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
   spend_usd?: number;
+  /** Set on a rerun: the run it reran, and how many of its calls it reused (and what they had cost). */
+  rerun_of?: string | null;
+  reused_calls?: number;
+  reused_spend_usd?: number;
   result?: { choices: Array<{ message: { content: string } }> } | null;
   error?: { message: string; code: string; status: number } | null;
 }

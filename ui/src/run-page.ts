@@ -4,6 +4,7 @@ import { api, ApiFailure, authHeaders, FINISHED, instanceDuration, type Instance
 import { announce, h, replaceChildren, statusBadge } from './dom.js';
 import { count, dateTime, duration, usd } from './format.js';
 import { followEvents } from './sse.js';
+import { rerunForm } from './rerun-form.js';
 import { renderTimeline, type NodeSelection } from './timeline-view.js';
 import { applyEvent, emptyTimeline, TERMINAL_TYPES, totals } from './timeline-model.js';
 
@@ -22,13 +23,14 @@ export function runPage(main: HTMLElement, id: string): () => void {
   const cancel = h('button', { type: 'button', class: 'danger', hidden: true }, 'Cancel run');
   const facts = h('dl', { class: 'facts' });
   const outcome = h('div', { class: 'outcome' });
+  const again = h('div', { class: 'again' });
   const error = h('p', { class: 'error', role: 'alert' });
   const timelineBox = h('div', { class: 'timeline-box' });
   const detail = h('section', { class: 'node-detail card', 'aria-labelledby': 'detail-heading', hidden: true, tabindex: '-1' });
   main.replaceChildren(
     h('p', {}, h('a', { href: '#/runs' }, '← All runs')),
     h('div', { class: 'page-head' }, heading, badge, cancel),
-    connection, error, facts, outcome,
+    connection, error, facts, outcome, again,
     h('section', { 'aria-labelledby': 'timeline-heading' }, h('h2', { id: 'timeline-heading' }, 'Timeline'), timelineBox),
     detail,
   );
@@ -59,6 +61,10 @@ export function runPage(main: HTMLElement, id: string): () => void {
         ...fact('Model calls', count(Math.max(shown.progress?.model_calls ?? 0, sums.nodes))),
         ...fact('Tokens', count(shown.usage?.total_tokens || sums.tokens)),
         ...fact('Spend', usd(shown.spend_usd || sums.costUsd)),
+        ...(shown.rerun_of ? [
+          ...fact('Rerun of', h('a', { href: `#/runs/${shown.rerun_of}` }, shown.rerun_of.slice(0, 8))),
+          ...fact('Reused calls', `${count(shown.reused_calls ?? sums.reused)} of ${count(Math.max(shown.progress?.model_calls ?? 0, sums.nodes))}, saving ${usd(shown.reused_spend_usd ?? 0)}`),
+        ] : []),
         ...(Object.keys(shown.knobs ?? {}).length ? fact('Knobs', Object.entries(shown.knobs).map(([k, v]) => `${k} = ${v}`).join(', ')) : []),
       );
       if (shown.status === 'completed' && shown.result) {
@@ -66,6 +72,8 @@ export function runPage(main: HTMLElement, id: string): () => void {
       } else if (shown.error) {
         replaceChildren(outcome, h('h2', {}, shown.status === 'cancelled' ? 'Cancelled' : 'Failed'), h('p', { class: 'error' }, `${shown.error.message} (${shown.error.code})`));
       } else outcome.replaceChildren();
+      // Once, so that re-rendering never resets what the user typed.
+      if (FINISHED.has(shown.status) && !again.firstChild && instance) again.append(rerunForm(instance));
     }
     const focusedKey = (document.activeElement as HTMLElement | null)?.dataset?.bar;
     renderTimeline(timelineBox, timeline, { now: Date.now(), selected, onSelect: select });
@@ -82,7 +90,7 @@ export function runPage(main: HTMLElement, id: string): () => void {
     return total ? `${finished} of ${total}` : String(finished);
   }
 
-  function fact(term: string, value: string): HTMLElement[] {
+  function fact(term: string, value: string | HTMLElement): HTMLElement[] {
     return [h('dt', {}, term), h('dd', {}, value)];
   }
 
@@ -97,6 +105,7 @@ export function runPage(main: HTMLElement, id: string): () => void {
       h('div', { class: 'page-head' }, h('h2', { id: 'detail-heading', tabindex: '-1' }, where), h('button', { type: 'button', class: 'secondary', onclick: closeDetail }, 'Close')),
       h('dl', { class: 'facts' },
         ...fact('Outcome', outcomeText),
+        ...(bar.reused ? fact('Reused', 'from the run this one reran: not sent again, not paid for again') : []),
         ...fact('Provider', bar.provider ?? '–'),
         ...fact('Latency', duration(bar.latencyMs)),
         ...fact('Tokens', bar.usage ? `${count(bar.usage.prompt_tokens)} in, ${count(bar.usage.completion_tokens)} out` : '–'),

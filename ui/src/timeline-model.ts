@@ -17,6 +17,8 @@ export interface NodeBar {
   prompt: string | null;
   output: string | null;
   error: string | null;
+  /** A rerun's call that reused its source run's identical one: no vendor call, no cost. */
+  reused: boolean;
 }
 
 export interface StepRow {
@@ -98,6 +100,7 @@ export function applyEvent(timeline: Timeline, event: TimelineEvent): Timeline {
       prompt: str(data.prompt_excerpt),
       output: str(data.output_excerpt),
       error: failed ? (str(data.error) ?? JSON.stringify(data.error ?? 'failed')) : null,
+      reused: data.reused === true,
     };
     row.nodes = [...row.nodes.filter((n) => n.node !== bar.node), bar].sort((a, b) => a.node - b.node);
     row.start = Math.min(row.start, bar.start);
@@ -142,18 +145,20 @@ function isUsage(v: unknown): v is NodeBar['usage'] & object {
 }
 
 /** Totals over the nodes shown so far. */
-export function totals(timeline: Timeline): { nodes: number; tokens: number; costUsd: number } {
+export function totals(timeline: Timeline): { nodes: number; tokens: number; costUsd: number; reused: number } {
   let nodes = 0;
   let tokens = 0;
   let costUsd = 0;
+  let reused = 0;
   for (const row of timeline.rows) {
     for (const bar of row.nodes) {
       nodes++;
+      if (bar.reused) reused++;
       tokens += bar.usage?.total_tokens ?? 0;
       costUsd += bar.costUsd ?? 0;
     }
   }
-  return { nodes, tokens, costUsd };
+  return { nodes, tokens, costUsd, reused };
 }
 
 /** Evenly spaced, round tick positions (ms from the start) for an axis `span` ms long. */

@@ -21,6 +21,7 @@ export function legend(): HTMLElement {
     ...Object.entries(OUTCOMES).map(([key, { icon, label }]) =>
       h('li', {}, h('span', { class: `swatch bar-${key}`, 'aria-hidden': 'true' }, icon), ` ${label}`)),
     h('li', {}, h('span', { class: 'swatch bar-running', 'aria-hidden': 'true' }, '…'), ' Running'),
+    h('li', {}, h('span', { class: 'swatch bar-succeeded reused', 'aria-hidden': 'true' }, '♻'), ' Reused from the run it reran'),
   );
 }
 
@@ -72,16 +73,16 @@ export function renderTimeline(
     const { icon, label } = OUTCOMES[bar.outcome];
     const key = `${row.key}/${bar.node}`;
     const isSelected = options.selected?.row.key === row.key && options.selected.bar.node === bar.node;
-    const details = [label, bar.provider, duration(bar.latencyMs), bar.usage ? `${count(bar.usage.total_tokens)} tokens` : null, bar.costUsd !== null ? usd(bar.costUsd) : null]
+    const details = [label, bar.reused ? 'reused, not paid again' : null, bar.provider, duration(bar.latencyMs), bar.usage ? `${count(bar.usage.total_tokens)} tokens` : null, bar.costUsd !== null ? usd(bar.costUsd) : null]
       .filter(Boolean).join(', ');
     const button = h('button', {
       type: 'button',
-      class: `bar bar-${bar.outcome}`,
+      class: `bar bar-${bar.outcome}${bar.reused ? ' reused' : ''}`,
       'data-bar': key,
       'aria-label': `Node ${bar.node} of ${row.step}: ${details}. Show prompt and output.`,
       'aria-current': isSelected ? 'true' : null,
       title: `Node ${bar.node}: ${details}`,
-    }, h('span', { 'aria-hidden': 'true' }, `${icon} ${bar.node}`));
+    }, h('span', { 'aria-hidden': 'true' }, `${icon}${bar.reused ? '♻' : ''} ${bar.node}`));
     button.style.left = at(bar.start);
     button.style.width = width(bar.start, bar.end);
     button.addEventListener('click', () => options.onSelect({ row, bar }));

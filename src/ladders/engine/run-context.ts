@@ -7,6 +7,7 @@ import type { DeltaSink, Usage } from '../../providers/types.js';
 import { budgetExceeded, runCancelled, runLimitExceeded, runOutputLimitExceeded, runTimeout, stepFailed } from './limits.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, RunBudget, isReservation } from './budget.js';
 import type { MemoryMeter } from './memory.js';
+import { promptHash } from './reuse.js';
 import {
   DEFAULT_MAX_RUN_BYTES,
   LadderRunError,
@@ -15,6 +16,7 @@ import {
   type NodePlace,
   type NodeTrace,
   type RecordedCall,
+  type ReuseTotals,
   type RunOptions,
   type RunProgress,
   type StepTrace,
@@ -28,6 +30,7 @@ export class RunContext implements MemoryMeter {
   private heldBytes = 0;
   private readonly usage = noUsage();
   private modelCalls = 0;
+  private readonly reused: ReuseTotals = { calls: 0, savedUsd: 0 };
   private readonly controller = new AbortController();
   private fatal: ApiError | null = null;
   private readonly prices: PriceTable;
@@ -84,8 +87,9 @@ export class RunContext implements MemoryMeter {
 
   /**
    * Makes one node's model call and returns its output; a call an earlier attempt of the run
-   * recorded is replayed instead. `gate` is the step's continueIf, for the journal; `onDelta`
-   * streams the call's text as it arrives (the run's answer, RunOptions.onAnswerDelta).
+   * recorded is replayed instead, and in a rerun an identical call of the source run is reused.
+   * `gate` is the step's continueIf, for the journal; `onDelta` streams the call's text as it
+   * arrives (the run's answer, RunOptions.onAnswerDelta).
    */
   async callNode(step: StepTrace, place: NodePlace, prompt: string, gate?: string, onDelta?: DeltaSink): Promise<string> {
     this.throwIfHalted();
@@ -95,9 +99,14 @@ export class RunContext implements MemoryMeter {
     this.throwIfHalted();
     if (recorded) return this.replay(step, place, prompt, recorded);
     const { limits, model } = this.options;
+    const hash = promptHash(model, prompt);
+    // The run's own checkpoints come first (above); only then a source call, taken for good.
+    const reused = await this.options.reuse?.take(hash, place.key);
+    this.throwIfHalted();
     if (this.modelCalls >= limits.maxModelCallsPerRun) {
       throw this.halt(runLimitExceeded(`The run reached the platform's limit of ${limits.maxModelCallsPerRun} model calls.`));
     }
+    if (reused) return this.reuse(step, place, prompt, hash, gate, reused);
     // The call's worst case is reserved before it starts and its max_tokens capped to match,
     // so calls in flight together cannot overrun the budget (see budget.ts).
     const reservation = this.budget.reserve(prompt);
@@ -131,15 +140,32 @@ export class RunContext implements MemoryMeter {
     }
     // Counted before anything else can fail: the call was made and is paid for.
     this.count(step, node, base, call);
-    if (journal?.callCompleted) {
-      const survived = gate === undefined || call.output.trim() === gate;
-      try {
-        await journal.callCompleted(place, call, { prompt, survived, progress: this.progress() });
-      } catch (error) {
-        throw this.halt(error instanceof ApiError ? error : internalError());
-      }
-    }
+    await this.record(place, call, prompt, hash, gate);
     return call.output;
+  }
+
+  /**
+   * A source call reused: its output and usage as recorded, at no cost and no vendor call. It is
+   * checkpointed like a call made, so a resumed run replays it rather than reusing again.
+   */
+  private async reuse(step: StepTrace, place: NodePlace, prompt: string, hash: string, gate: string | undefined, source: RecordedCall): Promise<string> {
+    this.modelCalls += 1;
+    const call: RecordedCall = { ...source, costUsd: 0, latencyMs: 0 };
+    this.count(step, place.node, { node: place.node, prompt: prompt.slice(0, TRACE_PROMPT_CHARS), promptChars: prompt.length }, call);
+    await this.record(place, call, prompt, hash, gate);
+    return call.output;
+  }
+
+  /** The checkpoint and event of a finished call, before the run uses its output. */
+  private async record(place: NodePlace, call: RecordedCall, prompt: string, hash: string, gate: string | undefined): Promise<void> {
+    const journal = this.options.journal;
+    if (!journal?.callCompleted) return;
+    const survived = gate === undefined || call.output.trim() === gate;
+    try {
+      await journal.callCompleted(place, call, { prompt, promptHash: hash, survived, progress: this.progress() });
+    } catch (error) {
+      throw this.halt(error instanceof ApiError ? error : internalError());
+    }
   }
 
   /** A recorded call counts as made: its usage and cost once, its output as if just received. */
@@ -155,6 +181,10 @@ export class RunContext implements MemoryMeter {
     this.usage.prompt_tokens += call.usage.prompt_tokens;
     this.usage.completion_tokens += call.usage.completion_tokens;
     this.usage.total_tokens += call.usage.total_tokens;
+    if (call.reused) {
+      this.reused.calls += 1;
+      this.reused.savedUsd += call.reused.savedUsd;
+    }
     addNode(step, {
       ...base,
       output: call.output.slice(0, TRACE_OUTPUT_CHARS),
@@ -164,13 +194,16 @@ export class RunContext implements MemoryMeter {
       costUsd: call.costUsd,
       provider: call.provider,
       latencyMs: call.latencyMs,
+      ...(call.reused ? { reused: true as const, savedUsd: call.reused.savedUsd } : {}),
     });
     // Held until the step stores its survivors (see RunMemory), so a flood stops at once.
     this.hold(Buffer.byteLength(call.output));
   }
 
   progress(): RunProgress {
-    return { usage: { ...this.usage }, spendUsd: this.budget.spentUsd, modelCalls: this.modelCalls, trace: this.trace };
+    const progress: RunProgress = { usage: { ...this.usage }, spendUsd: this.budget.spentUsd, modelCalls: this.modelCalls, trace: this.trace };
+    if (this.reused.calls > 0) progress.reused = { ...this.reused };
+    return progress;
   }
 
   /** Whatever ended the run, as a LadderRunError carrying what the run used. */

@@ -29,6 +29,20 @@ export interface RecordedCall {
   costUsd: number;
   provider: string | null;
   latencyMs: number;
+  /** Set when the call reused a source run's recorded call instead of calling the vendor (see reuse.ts). */
+  reused?: ReuseMark;
+}
+
+/** Which recorded call of the source run a reused call took, and the cost that spared. */
+export interface ReuseMark {
+  from: string;
+  savedUsd: number;
+}
+
+/** How many of a rerun's calls were reused, and the spend they spared. */
+export interface ReuseTotals {
+  calls: number;
+  savedUsd: number;
 }
 
 /** One step execution's place in a run. */
@@ -45,6 +59,15 @@ export interface NodePlace extends StepPlace {
   key: string;
 }
 
+/** What the journal learns of a finished call besides the call itself. */
+export interface CallDetail {
+  prompt: string;
+  /** promptHash(model, prompt): what a later rerun matches this call by (none: never reused). */
+  promptHash?: string;
+  survived: boolean;
+  progress: RunProgress;
+}
+
 /**
  * Where a run records itself as it goes (the background worker's checkpoints and events).
  * Every member is optional; the interpreter works the same without any.
@@ -53,7 +76,7 @@ export interface RunJournal {
   /** A call an earlier attempt of this run finished: replayed, never made again. */
   recorded?(key: string): Promise<RecordedCall | undefined>;
   /** Runs after each call made, before the run uses its output; a rejection halts the run with its error. */
-  callCompleted?(place: NodePlace, call: RecordedCall, detail: { prompt: string; survived: boolean; progress: RunProgress }): Promise<void>;
+  callCompleted?(place: NodePlace, call: RecordedCall, detail: CallDetail): Promise<void>;
   callFailed?(place: NodePlace, detail: { prompt: string; error: string; latencyMs: number }): void;
   stepStarted?(place: StepPlace): void;
   stepCompleted?(place: StepPlace, survivors: number[]): void;
@@ -81,6 +104,18 @@ export interface RunOptions {
    * as it arrives; it is otherwise made, checkpointed and traced as every other call.
    */
   onAnswerDelta?: DeltaSink;
+  /** A rerun's source calls, reused instead of identical vendor calls; none by default. */
+  reuse?: ReusableCalls;
+}
+
+/** A source run's recorded calls as a rerun finds them by model and whole prompt (see reuse.ts). */
+export interface ReusableCalls {
+  /**
+   * Takes a source call recorded with this prompt hash, preferring the one at the same call key,
+   * so each source call is reused at most once. The take itself is synchronous (calls in flight
+   * together never take the same one); the output is read after. Undefined: none left.
+   */
+  take(hash: string, key: string): Promise<RecordedCall | undefined> | undefined;
 }
 
 /** Prompts are kept in the trace up to this many characters, to bound what is stored. */
@@ -106,6 +141,10 @@ export interface NodeTrace {
   provider: string | null;
   latencyMs: number;
   error?: string;
+  /** True when the call reused the source run's recorded output (a rerun), at no cost. */
+  reused?: true;
+  /** On a reused call: what the source run paid for it. */
+  savedUsd?: number;
 }
 
 /** One execution of one step: a pass of a run at a recursion depth. */
@@ -133,6 +172,8 @@ export interface RunResult {
   spendUsd: number;
   modelCalls: number;
   trace: StepTrace[];
+  /** Only on a run that reused calls: model calls and usage count them, spend does not. */
+  reused?: ReuseTotals;
 }
 
 export type RunProgress = Omit<RunResult, 'answer'>;
@@ -146,6 +187,7 @@ export class LadderRunError extends ApiError {
   readonly usage: Usage;
   readonly spendUsd: number;
   readonly modelCalls: number;
+  readonly reused?: ReuseTotals;
   declare readonly trace: StepTrace[];
 
   constructor(error: ApiError, progress: RunProgress) {
@@ -154,6 +196,7 @@ export class LadderRunError extends ApiError {
     this.usage = progress.usage;
     this.spendUsd = progress.spendUsd;
     this.modelCalls = progress.modelCalls;
+    if (progress.reused) this.reused = progress.reused;
     // Not enumerable, so that no logger's error serializer ever writes a trace out.
     Object.defineProperty(this, 'trace', { value: progress.trace, enumerable: false });
   }

@@ -44,6 +44,8 @@ export function instanceListItem(row: InstanceRow, soFar?: CallTotals): Instance
     },
     usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
     spend_usd: live ? soFar.spendUsd : row.spendUsd,
+    rerun_of: row.rerunOf,
+    ...reuseOf(row, trace, soFar),
     error: row.error ? { message: row.error.message, type: row.error.type, code: row.error.code, status: row.error.status } : null,
   };
 }
@@ -56,6 +58,20 @@ export function instanceView(row: InstanceRow, soFar?: CallTotals): Instance {
       ? chatCompletion(`ldr-${row.id}`, `${row.author}/${row.slug}`, [textChoice(row.answer, 'stop')], row.usage ?? NO_USAGE, undefined, row.finishedAt)
       : null;
   return { ...item, result };
+}
+
+// A finished run's reused calls are marked in its trace; a running one's, in its checkpoints.
+function reuseOf(row: InstanceRow, trace: StepTrace[], soFar?: CallTotals): { reused_calls: number; reused_spend_usd: number } {
+  if (row.rerunOf === null) return { reused_calls: 0, reused_spend_usd: 0 };
+  if (soFar && isUnderway(row)) return { reused_calls: soFar.reusedCalls, reused_spend_usd: soFar.reusedSpendUsd };
+  let calls = 0;
+  let saved = 0;
+  for (const node of trace.flatMap((step) => step.nodes)) {
+    if (!node.reused) continue;
+    calls += 1;
+    saved += node.savedUsd ?? 0;
+  }
+  return { reused_calls: calls, reused_spend_usd: saved };
 }
 
 // A completed run completed every step it executed; a failed one, those none of whose nodes failed.
@@ -89,6 +105,8 @@ function storedStep(step: StepTrace): StepTraceView {
       latency_ms: node.latencyMs,
       survived: node.survived,
       error: node.error ?? null,
+      reused: node.reused === true,
+      saved_usd: node.savedUsd ?? 0,
     })),
   };
 }
@@ -141,6 +159,8 @@ export function stepsFromEvents(events: InstanceEvent[]): StepTraceView[] {
       latency_ms: num(data.latency_ms),
       survived: failed ? false : typeof data.survived === 'boolean' ? data.survived : null,
       error: failed ? (str(data.error) ?? 'The call failed.') : null,
+      reused: data.reused === true,
+      saved_usd: num(data.saved_usd),
     });
   }
   return steps;
