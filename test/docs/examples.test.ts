@@ -20,7 +20,7 @@ import { SaveLadderBodySchema } from '../../src/schemas/ladders.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawned-server.js';
-import { blocksOf, docJson, isExample, jsonValues, occursIn, PAGES, shapeDifferences, type Block } from './doc-blocks.js';
+import { blocksOf, docJson, httpAnswer, isExample, jsonValues, occursIn, PAGES, shapeDifferences, type Block } from './doc-blocks.js';
 
 type Kind = { run: string } | { check: string } | { skip: string };
 type Config = Record<string, any>;
@@ -83,6 +83,7 @@ const EXAMPLES: Array<[string, string, Kind]> = [
   ['docs/pipelines.md', 'started=$(curl', { run: 'polling loop' }],
   ['docs/pipelines.md', '"object": "pipeline.trace"', { check: 'trace' }],
   ['docs/pipelines.md', '"has_more": true', { check: 'instance list' }],
+  ['docs/pipelines.md', '/rerun', { run: 'rerun' }],
   ['docs/quotas.md', '"group": "gpt-4o-mini"', { check: 'usage report' }],
   ['docs/quotas.md', '"my-finetune"', { check: 'prices file' }],
   ['docs/webhooks.md', '$BASE/v1/webhooks', { run: 'register an endpoint' }],
@@ -275,11 +276,13 @@ describe('the examples, run against the built server and examples/', { timeout: 
     const start = block('docs/pipelines.md', "-H 'Idempotency-Key: report-2024-06-01'");
     const started = await sh(start);
     expect(started.code, started.err).toBe(0);
-    const answer = JSON.parse(started.out);
-    const printed = jsonValues(next(start).text)[0] as Record<string, unknown>;
-    expect(shapeDifferences(printed, answer)).toEqual([]);
+    const answer = httpAnswer(started.out);
+    const printed = httpAnswer(next(start).text);
     expect(answer.status).toBe(printed.status);
-    instanceId = answer.instanceId;
+    for (const a of [answer, printed]) expect(a.headers.location).toBe(`/v1/pipelines/instances/${a.body.instanceId}`);
+    expect(shapeDifferences(printed.body, answer.body)).toEqual([]);
+    expect(answer.body.status).toBe(printed.body.status);
+    instanceId = answer.body.instanceId;
 
     let instance: { status: string } = { status: 'pending' };
     for (let i = 0; i < 200 && !['completed', 'failed', 'cancelled'].includes(instance.status); i++) {
@@ -333,6 +336,43 @@ describe('the examples, run against the built server and examples/', { timeout: 
     expect(JSON.parse(badKey.out)).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
     const gone = await sh(loop, {}, (t) => t.replace('"template": "draft-and-refine"', '"template": "no-such-ladder"'));
     expect(JSON.parse(gone.out)).toMatchObject({ code: 'ladder_not_found' });
+  });
+
+  it('docs/pipelines.md: a rerun on version 4, whose last step alone changed, answers as printed and reuses every earlier call', async () => {
+    // The page's story: the author saved new versions, the fourth changing only the last step's system prompt.
+    const ladder = parseConfigText(readFileSync('examples/gated-tree-of-thought.yaml', 'utf8'), 'gated-tree-of-thought.yaml') as Config;
+    let version = (await api('GET', '/v1/alice/gated-tree-of-thought', env.LADDER_KEY!)).body.version as number;
+    for (let i = 0; i < 4 && version < 4; i++) {
+      const config = version === 3 ? { ...ladder, steps: ladder.steps.map((s: Config) => (s.id === 'answer' ? { ...s, systemPrompt: 'Answer in one sentence, from the sound thoughts only.' } : s)) } : ladder;
+      const saved = await api('PUT', '/v1/alice/gated-tree-of-thought', env.LADDER_KEY!, { config });
+      expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+      version = saved.body.version;
+    }
+    expect(version).toBe(4);
+    const calls = openai.requests.length;
+    const rerun = block('docs/pipelines.md', '/rerun');
+    const made = await sh(rerun, {}, (t) => t.replace('7d0f1c8e-5a43-4e1b-9a55-2f6f0c1e9b13', instanceId));
+    expect(made.code, made.err).toBe(0);
+    const answer = httpAnswer(made.out);
+    const printed = httpAnswer(next(rerun).text);
+    expect(answer.status).toBe(printed.status);
+    for (const a of [answer, printed]) expect(a.headers.location).toBe(`/v1/pipelines/instances/${a.body.instanceId}`);
+    expect(shapeDifferences(printed.body, answer.body)).toEqual([]);
+    expect(answer.body.status).toBe(printed.body.status);
+
+    let instance: Record<string, any> = { status: 'pending' };
+    for (let i = 0; i < 200 && !['completed', 'failed', 'cancelled'].includes(instance.status as string); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      instance = (await api('GET', `/v1/pipelines/instances/${answer.body.instanceId}`, env.LADDER_KEY!)).body;
+    }
+    const trace = (await api('GET', `/v1/pipelines/instances/${answer.body.instanceId}/trace`, env.LADDER_KEY!)).body as { steps: Array<{ step: string; nodes: Array<{ reused: boolean }> }> };
+    const nodes = (step: string) => trace.steps.filter((s) => s.step === step).flatMap((s) => s.nodes);
+    expect(instance).toMatchObject({ status: 'completed', version: 4, rerun_of: instanceId, reused_calls: nodes('think').length + nodes('judge').length });
+    expect([...nodes('think'), ...nodes('judge')].every((n) => n.reused)).toBe(true);
+    expect(nodes('answer')).toMatchObject([{ reused: false }]);
+    // Only the changed step went to the vendor.
+    expect(openai.requests.length - calls).toBe(1);
+    expect(JSON.stringify(openai.requests.at(-1)!.body)).toContain('Answer in one sentence');
   });
 
   it('docs/quotas.md: the usage report has the shape printed, and the prices file is one PRICES_FILE accepts', async () => {
@@ -432,7 +472,7 @@ describe('the examples, run against the built server and examples/', { timeout: 
   });
 
   it('left none of the runnable or checkable examples out', () => {
-    const left = examples.filter((b) => !done.has(b) && !('skip' in entryOf(b)[0]![2])).map((b) => `${b.file}:${b.line}`);
+    const left = examples.filter((b) => !done.has(b) && !entryOf(b).some(([, , kind]) => 'skip' in kind)).map((b) => `${b.file}:${b.line}`);
     expect(left).toEqual([]);
   });
 });
