@@ -308,7 +308,17 @@ async function sendStream(res: ServerResponse, recorded: RecordedRequest, events
     if (res.destroyed) return;
     const flowing = res.write(event);
     recorded.streamedEvents++;
-    if (!flowing) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+    if (!flowing) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+      });
+    }
   }
   if (fault) fault();
   else res.end();

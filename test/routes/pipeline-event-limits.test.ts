@@ -95,7 +95,8 @@ describe('a client that stops reading', () => {
   let instanceId: string;
   const stalled: StalledClient[] = [];
   beforeAll(async () => {
-    t = await build({ SSE_MAX_STREAMS: '1', SSE_IDLE_TIMEOUT_MS: '500', WORKER_CONCURRENCY: '0' });
+    // Long enough that a reader slowed by a busy machine (12 MiB to take) is not itself dropped.
+    t = await build({ SSE_MAX_STREAMS: '1', SSE_IDLE_TIMEOUT_MS: '2000', WORKER_CONCURRENCY: '0' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as AddressInfo).port;
     user = await createUser(t.app);
@@ -119,10 +120,10 @@ describe('a client that stops reading', () => {
       expect(again.status).toBe(200);
       await again.ended;
       expect(eventsOf(again.messages).at(-1)!.event).toBe('instance.completed');
-    }, { timeout: 10_000, interval: 100 });
+    }, { timeout: 30_000, interval: 100 });
     // Reading now drains what the kernel holds, then the connection ends: it never got the rest.
     client.resume();
     await client.closed;
     expect(client.received()).toBeLessThan(ANSWER.length);
-  });
+  }, 60_000);
 });

@@ -24,8 +24,8 @@ describe('routing', () => {
     const cases: Array<[string, string, Record<string, string>, string]> = [
       ['GET', '/v1/chat/completions', {}, 'POST'],
       ['GET', '/v1/chat/completions', { authorization: 'Bearer nope' }, 'POST'],
-      ['GET', '/v1/admin/accounts', adminHeaders, 'POST'],
-      ['DELETE', '/v1/admin/accounts', adminHeaders, 'POST'],
+      ['PUT', '/v1/admin/accounts', adminHeaders, 'POST, GET'],
+      ['DELETE', '/v1/admin/accounts', adminHeaders, 'POST, GET'],
       ['GET', '/v1/validate', {}, 'POST'],
       ['PUT', '/v1/validate', {}, 'POST'],
       ['GET', '/v1/providers/openai', {}, 'PATCH, DELETE'],
