@@ -91,3 +91,11 @@ export function jsonValues(text: string): unknown[] {
   }
   return values;
 }
+
+/** The status line, headers (names in lower case) and JSON body of an answer, as `curl -i` prints it and a page shows it. */
+export function httpAnswer(text: string): { status: string; headers: Record<string, string>; body: any } {
+  const [head, ...rest] = text.replace(/\r\n/g, '\n').split('\n\n');
+  const [status, ...lines] = head!.split('\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  return { status: status!.trim(), headers, body: JSON.parse(rest.join('\n\n')) };
+}

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import https from 'node:https';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/ladders/language/parse-text.js';
 import { validateConfig } from '../../src/ladders/language/validator.js';
@@ -17,8 +18,9 @@ import { assertEndpointAllowed } from '../../src/providers/ssrf.js';
 import { ApiError } from '../../src/errors.js';
 import { SaveLadderBodySchema } from '../../src/schemas/ladders.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawned-server.js';
-import { blocksOf, docJson, isExample, jsonValues, occursIn, PAGES, shapeDifferences, type Block } from './doc-blocks.js';
+import { blocksOf, docJson, httpAnswer, isExample, jsonValues, occursIn, PAGES, shapeDifferences, type Block } from './doc-blocks.js';
 
 type Kind = { run: string } | { check: string } | { skip: string };
 type Config = Record<string, any>;
@@ -52,6 +54,8 @@ const EXAMPLES: Array<[string, string, Kind]> = [
   ['README.md', '"endpoint": "http://127.0.0.1:11434/v1"', { run: 'local model' }],
   ['README.md', '"endpoint http://127.0.0.1:11434 uses plain http', { check: 'local model refused' }],
   ['README.md', '= npx ladder-admin push-ladder alice examples/*.yaml', { run: 'push the examples' }],
+  ['README.md', '"stream": true', { run: 'streaming' }],
+  ['README.md', '$BASE/v1/webhooks', { run: 'webhooks' }],
   ['README.md', '"Missing required field: model."', { check: 'error envelope' }],
   ['README.md', 'DATABASE_URL=postgres://user:password@db.example.com', { skip: 'needs that PostgreSQL server (the suite runs on PostgreSQL through TEST_DATABASE_URL)' }],
   ['README.md', 'docker build -t ladder-service .', { skip: 'needs a Docker engine' }],
@@ -79,9 +83,14 @@ const EXAMPLES: Array<[string, string, Kind]> = [
   ['docs/pipelines.md', 'started=$(curl', { run: 'polling loop' }],
   ['docs/pipelines.md', '"object": "pipeline.trace"', { check: 'trace' }],
   ['docs/pipelines.md', '"has_more": true', { check: 'instance list' }],
+  ['docs/pipelines.md', '/rerun', { run: 'rerun' }],
   ['docs/quotas.md', '"group": "gpt-4o-mini"', { check: 'usage report' }],
   ['docs/quotas.md', '"my-finetune"', { check: 'prices file' }],
   ['docs/accounts.md', '"code": "insufficient_scope"', { check: 'use key refused' }],
+  ['docs/webhooks.md', '$BASE/v1/webhooks', { run: 'register an endpoint' }],
+  ['docs/webhooks.md', '"object": "webhook_endpoint"', { check: 'endpoint' }],
+  ['docs/webhooks.md', '"type": "instance.completed"', { check: 'message' }],
+  ['docs/webhooks.md', '"object": "webhook.delivery"', { check: 'delivery log' }],
 ];
 
 const examples = PAGES.flatMap(blocksOf).filter(isExample);
@@ -113,6 +122,7 @@ describe('the examples, run against the built server and examples/', { timeout: 
   let server: SpawnedServer;
   let openai: FakeVendor;
   let ollama: FakeVendor;
+  let receivers: WebhookReceiver[] = [];
   let base: string;
   let ca: string;
   let caText: string;
@@ -121,6 +131,7 @@ describe('the examples, run against the built server and examples/', { timeout: 
   beforeAll(async () => {
     // The README's placeholder key is the one the fake vendor accepts, so the commands run as printed.
     [openai, ollama] = await Promise.all([startFakeOpenAI({ apiKey: 'sk-...' }), startFakeOpenAI({ apiKey: 'local' })]);
+    receivers = await Promise.all([startWebhookReceiver(), startWebhookReceiver()]);
     const probe = createServer().listen(0, '127.0.0.1');
     await once(probe, 'listening');
     const port = (probe.address() as { port: number }).port;
@@ -136,7 +147,7 @@ describe('the examples, run against the built server and examples/', { timeout: 
 
   afterAll(async () => {
     await server?.stop();
-    await Promise.all([openai?.close(), ollama?.close()]);
+    await Promise.all([openai?.close(), ollama?.close(), ...receivers.map((r) => r.close())]);
   });
 
   /** Runs a block in bash as pasted, with only the substitutions a reader makes (their URL, their files). */
@@ -183,6 +194,34 @@ describe('the examples, run against the built server and examples/', { timeout: 
     const [connection, completion] = jsonValues(chat.out) as Array<Record<string, any>>;
     expect(connection).toMatchObject({ provider: 'openai', label: 'work', key_prefix: 's', endpoint: null });
     expect(completion).toMatchObject({ object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ message: { role: 'assistant', content: 'echo: Say hello' } }] });
+  });
+
+  it('README, streaming: the curl streams chunks of the kinds and shapes printed, in that order, and ends with [DONE]', async () => {
+    const curl = block('README.md', '"stream": true');
+    const streamed = await sh(curl);
+    expect(streamed.code, streamed.err).toBe(0);
+    // The page's events: JSON, where `, ...,` stands for the first chunk's members left out.
+    const events = (text: string) => [...text.matchAll(/^data: (.*)$/gm)].map(([, data]) => (data === '[DONE]' ? data : (JSON.parse(data!.replace(/,\s*\.\.\.\s*,/g, ',')) as Record<string, any>)));
+    const sent = events(streamed.out);
+    const shown = events(next(curl).text);
+    expect(streamed.out).toMatch(/\ndata: \[DONE\]\n\n$/);
+    expect(shown.at(-1)).toBe('[DONE]');
+    const chunks = sent.slice(0, -1) as Array<Record<string, any>>;
+    const printed = shown.slice(0, -1) as Array<Record<string, any>>;
+    // A chunk's kind: which delta members, which finish, whether usage; the page shows each kind once, in the order sent.
+    const kind = (c: Record<string, any>) => JSON.stringify([c.choices.map((x: any) => [Object.keys(x.delta).sort(), x.finish_reason]), c.usage === null ? null : Object.keys(c.usage).sort()]);
+    const kinds = chunks.map(kind).filter((k, i, all) => k !== all[i - 1]);
+    expect(kinds).toEqual(printed.map(kind));
+    expect(shapeDifferences(printed[0], chunks[0])).toEqual([]);
+    for (const chunk of chunks) {
+      const shownAs = printed.find((p) => kind(p) === kind(chunk))!;
+      const members = Object.fromEntries(Object.keys(shownAs).map((k) => [k, chunk[k]]));
+      expect(shapeDifferences(shownAs, members)).toEqual([]);
+      expect(chunk).toMatchObject({ id: chunks[0]!.id, object: 'chat.completion.chunk', model: 'gpt-4o-mini' });
+    }
+    expect(chunks[0]!.id).toMatch(/^ldr-chat-/);
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('echo: Hi');
+    expect(openai.requests.at(-1)!.body).toMatchObject({ stream: true, messages: [{ role: 'user', content: 'Hi' }] });
   });
 
   it('README, command line: bootstraps an account while the server runs (through its admin API), and pushes the examples', async () => {
@@ -247,11 +286,13 @@ describe('the examples, run against the built server and examples/', { timeout: 
     const start = block('docs/pipelines.md', "-H 'Idempotency-Key: report-2024-06-01'");
     const started = await sh(start);
     expect(started.code, started.err).toBe(0);
-    const answer = JSON.parse(started.out);
-    const printed = jsonValues(next(start).text)[0] as Record<string, unknown>;
-    expect(shapeDifferences(printed, answer)).toEqual([]);
+    const answer = httpAnswer(started.out);
+    const printed = httpAnswer(next(start).text);
     expect(answer.status).toBe(printed.status);
-    instanceId = answer.instanceId;
+    for (const a of [answer, printed]) expect(a.headers.location).toBe(`/v1/pipelines/instances/${a.body.instanceId}`);
+    expect(shapeDifferences(printed.body, answer.body)).toEqual([]);
+    expect(answer.body.status).toBe(printed.body.status);
+    instanceId = answer.body.instanceId;
 
     let instance: { status: string } = { status: 'pending' };
     for (let i = 0; i < 200 && !['completed', 'failed', 'cancelled'].includes(instance.status); i++) {
@@ -307,6 +348,43 @@ describe('the examples, run against the built server and examples/', { timeout: 
     expect(JSON.parse(gone.out)).toMatchObject({ code: 'ladder_not_found' });
   });
 
+  it('docs/pipelines.md: a rerun on version 4, whose last step alone changed, answers as printed and reuses every earlier call', async () => {
+    // The page's story: the author saved new versions, the fourth changing only the last step's system prompt.
+    const ladder = parseConfigText(readFileSync('examples/gated-tree-of-thought.yaml', 'utf8'), 'gated-tree-of-thought.yaml') as Config;
+    let version = (await api('GET', '/v1/alice/gated-tree-of-thought', env.LADDER_KEY!)).body.version as number;
+    for (let i = 0; i < 4 && version < 4; i++) {
+      const config = version === 3 ? { ...ladder, steps: ladder.steps.map((s: Config) => (s.id === 'answer' ? { ...s, systemPrompt: 'Answer in one sentence, from the sound thoughts only.' } : s)) } : ladder;
+      const saved = await api('PUT', '/v1/alice/gated-tree-of-thought', env.LADDER_KEY!, { config });
+      expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+      version = saved.body.version;
+    }
+    expect(version).toBe(4);
+    const calls = openai.requests.length;
+    const rerun = block('docs/pipelines.md', '/rerun');
+    const made = await sh(rerun, {}, (t) => t.replace('7d0f1c8e-5a43-4e1b-9a55-2f6f0c1e9b13', instanceId));
+    expect(made.code, made.err).toBe(0);
+    const answer = httpAnswer(made.out);
+    const printed = httpAnswer(next(rerun).text);
+    expect(answer.status).toBe(printed.status);
+    for (const a of [answer, printed]) expect(a.headers.location).toBe(`/v1/pipelines/instances/${a.body.instanceId}`);
+    expect(shapeDifferences(printed.body, answer.body)).toEqual([]);
+    expect(answer.body.status).toBe(printed.body.status);
+
+    let instance: Record<string, any> = { status: 'pending' };
+    for (let i = 0; i < 200 && !['completed', 'failed', 'cancelled'].includes(instance.status as string); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      instance = (await api('GET', `/v1/pipelines/instances/${answer.body.instanceId}`, env.LADDER_KEY!)).body;
+    }
+    const trace = (await api('GET', `/v1/pipelines/instances/${answer.body.instanceId}/trace`, env.LADDER_KEY!)).body as { steps: Array<{ step: string; nodes: Array<{ reused: boolean }> }> };
+    const nodes = (step: string) => trace.steps.filter((s) => s.step === step).flatMap((s) => s.nodes);
+    expect(instance).toMatchObject({ status: 'completed', version: 4, rerun_of: instanceId, reused_calls: nodes('think').length + nodes('judge').length });
+    expect([...nodes('think'), ...nodes('judge')].every((n) => n.reused)).toBe(true);
+    expect(nodes('answer')).toMatchObject([{ reused: false }]);
+    // Only the changed step went to the vendor.
+    expect(openai.requests.length - calls).toBe(1);
+    expect(JSON.stringify(openai.requests.at(-1)!.body)).toContain('Answer in one sentence');
+  });
+
   it('docs/quotas.md: the usage report has the shape printed, and the prices file is one PRICES_FILE accepts', async () => {
     const usage = block('docs/quotas.md', '"group": "gpt-4o-mini"');
     done.add(usage);
@@ -316,6 +394,71 @@ describe('the examples, run against the built server and examples/', { timeout: 
     const prices = block('docs/quotas.md', '"my-finetune"');
     done.add(prices);
     expect(Object.keys(parsePrices(docJson(prices.text)))).toEqual(['my-finetune', 'gpt-4o']);
+  });
+
+  it('README and docs/webhooks.md: register endpoints as printed; a run that ends is delivered signed, in the shape printed, and logged as printed', async () => {
+    // The pages' URL is a public https one; the receivers here are on 127.0.0.1, which the
+    // spawned server accepts because it runs with ALLOW_PRIVATE_ENDPOINTS=true (as the page says tests do).
+    const [plain, flaky] = receivers as [WebhookReceiver, WebhookReceiver];
+    const register = async (b: Block, url: string) => {
+      const made = await sh(b, {}, (t) => t.replace('https://example.com/hooks/ladder', url));
+      expect(made.code, made.err).toBe(0);
+      return JSON.parse(made.out) as Record<string, any>;
+    };
+    const shownEndpoint = block('docs/webhooks.md', '"object": "webhook_endpoint"');
+    done.add(shownEndpoint);
+    const printed = docJson(shownEndpoint.text) as Record<string, any>;
+    const all = await register(block('README.md', '$BASE/v1/webhooks'), plain.url);
+    const some = await register(block('docs/webhooks.md', '$BASE/v1/webhooks'), flaky.url);
+    for (const endpoint of [all, some]) {
+      expect(shapeDifferences(printed, endpoint)).toEqual([]);
+      expect(endpoint).toMatchObject({ object: 'webhook_endpoint', enabled: true, disabled_at: null, failing_since: null, description: '', secret: expect.stringMatching(/^whsec_/) });
+    }
+    expect(some).toMatchObject({ url: flaky.url, events: printed.events });
+    expect(all).toMatchObject({ url: plain.url, events: ['instance.completed', 'instance.failed', 'instance.cancelled'] });
+
+    // A run ends: both endpoints listen for instance.completed; the docs' receiver fails its first attempt.
+    flaky.script([503]);
+    const started = await api('POST', '/v1/pipelines/instances', env.LADDER_KEY!, { author: 'alice', template: 'draft-and-refine', model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    const id = started.body.instanceId as string;
+    const about = (r: WebhookReceiver) => r.received.filter((m) => m.body.includes(id));
+    // The retry comes about 5 s after the failure (docs/webhooks.md), picked up within WORKER_POLL_MS.
+    for (let i = 0; i < 600 && !(about(plain).length === 1 && about(flaky).length === 2); i++) await new Promise((r) => setTimeout(r, 50));
+    const messageOf = (r: WebhookReceiver) => about(r).at(-1);
+    const shownMessage = block('docs/webhooks.md', '"type": "instance.completed"');
+    done.add(shownMessage);
+    const { '...': _rest, ...shownData } = (docJson(shownMessage.text) as Record<string, any>).data as Record<string, unknown>;
+    const instance = (await api('GET', `/v1/pipelines/instances/${id}`, env.LADDER_KEY!)).body as Record<string, any>;
+    for (const [receiver, endpoint] of [[plain, all], [flaky, some]] as const) {
+      const message = messageOf(receiver);
+      expect(message, receiver.url).toBeDefined();
+      expect(message!.headers).toMatchObject({ 'content-type': 'application/json', 'user-agent': 'ladder-webhooks/1' });
+      // Signed as Standard Webhooks says: its library verifies the message with the endpoint's secret.
+      const verified = new Webhook(endpoint.secret as string).verify(message!.body, message!.headers) as Record<string, any>;
+      expect(Object.keys(verified).sort()).toEqual(['data', 'timestamp', 'type']);
+      expect(verified).toMatchObject({ type: 'instance.completed', timestamp: instance.finished_at });
+      expect(verified.data).toEqual(instance);
+      expect(Object.keys(instance)).toEqual(expect.arrayContaining(Object.keys(shownData)));
+      expect(verified.data).toMatchObject({ object: shownData.object, status: shownData.status, mode: shownData.mode });
+      expect(() => new Webhook(endpoint.secret as string).verify(message!.body.replace('completed', 'failed'), message!.headers)).toThrow();
+    }
+    // Every retry sends the same bytes, under the same webhook-id.
+    const [failed, retried] = about(flaky);
+    expect(retried!.body).toBe(failed!.body);
+    expect(retried!.headers['webhook-id']).toBe(failed!.headers['webhook-id']);
+
+    // The log of the docs' endpoint: the printed shape, a failed attempt and the one that delivered it.
+    const shownLog = block('docs/webhooks.md', '"object": "webhook.delivery"');
+    done.add(shownLog);
+    const printedLog = docJson(shownLog.text) as Record<string, any>;
+    const log = await api('GET', `/v1/webhooks/${some.id}/deliveries`, env.LADDER_KEY!);
+    expect(log.status).toBe(200);
+    expect(shapeDifferences(printedLog, log.body)).toEqual([]);
+    const delivery = (log.body.data as Array<Record<string, any>>).find((d) => d.instance_id === id)!;
+    expect(delivery).toMatchObject({ id: failed!.headers['webhook-id'], webhook_id: some.id, event_type: 'instance.completed', status: 'delivered', next_attempt_at: null });
+    const printedAttempts = printedLog.data[0].attempts as Array<Record<string, unknown>>;
+    expect(delivery.attempts).toEqual(printedAttempts.map((a) => ({ ...a, started_at: expect.any(String), latency_ms: expect.any(Number) })));
   });
 
   it('docs/ladder-language.md: the full config is examples/draft-and-refine.yaml; every fragment is part of an example ladder, or valid in its place', () => {
@@ -339,7 +482,7 @@ describe('the examples, run against the built server and examples/', { timeout: 
   });
 
   it('left none of the runnable or checkable examples out', () => {
-    const left = examples.filter((b) => !done.has(b) && !('skip' in entryOf(b)[0]![2])).map((b) => `${b.file}:${b.line}`);
+    const left = examples.filter((b) => !done.has(b) && !entryOf(b).some(([, , kind]) => 'skip' in kind)).map((b) => `${b.file}:${b.line}`);
     expect(left).toEqual([]);
   });
 });
