@@ -55,6 +55,7 @@ const EXAMPLES: Array<[string, string, Kind]> = [
   ['README.md', '"endpoint http://127.0.0.1:11434 uses plain http', { check: 'local model refused' }],
   ['README.md', '= npx ladder-admin push-ladder alice examples/*.yaml', { run: 'push the examples' }],
   ['README.md', '"stream": true', { run: 'streaming' }],
+  ['README.md', '"scope": "manage"', { run: 'webhooks: a manage key' }],
   ['README.md', '$BASE/v1/webhooks', { run: 'webhooks' }],
   ['README.md', '"Missing required field: model."', { check: 'error envelope' }],
   ['README.md', 'DATABASE_URL=postgres://user:password@db.example.com', { skip: 'needs that PostgreSQL server (the suite runs on PostgreSQL through TEST_DATABASE_URL)' }],
@@ -400,8 +401,17 @@ describe('the examples, run against the built server and examples/', { timeout: 
     // The pages' URL is a public https one; the receivers here are on 127.0.0.1, which the
     // spawned server accepts because it runs with ALLOW_PRIVATE_ENDPOINTS=true (as the page says tests do).
     const [plain, flaky] = receivers as [WebhookReceiver, WebhookReceiver];
+    // The README's manage key first: `use` keys (the quickstart's) may not manage webhooks.
+    const manage = await sh(block('README.md', '"scope": "manage"'));
+    expect(manage.code, manage.err).toBe(0);
+    // The page: `# -> {"id": "...", "key": "ldr_live_...", "scope": "manage", ...}`
+    expect(JSON.parse(manage.out)).toMatchObject({ id: expect.any(String), key: expect.stringMatching(/^ldr_live_/), scope: 'manage' });
+    env.MANAGE_KEY = JSON.parse(manage.out).key as string;
+    const refused = await sh(block('docs/webhooks.md', '$BASE/v1/webhooks'), { MANAGE_KEY: env.LADDER_KEY! });
+    expect(JSON.parse(refused.out)).toMatchObject({ error: { type: 'permission_error', code: 'insufficient_scope' } });
     const register = async (b: Block, url: string) => {
-      const made = await sh(b, {}, (t) => t.replace('https://example.com/hooks/ladder', url));
+      // "from the answer above": the reader's terminal has it already.
+      const made = await sh(b, {}, (t) => t.replace('https://example.com/hooks/ladder', url).replace(/^export MANAGE_KEY=.*$/m, ''));
       expect(made.code, made.err).toBe(0);
       return JSON.parse(made.out) as Record<string, any>;
     };
@@ -452,7 +462,7 @@ describe('the examples, run against the built server and examples/', { timeout: 
     const shownLog = block('docs/webhooks.md', '"object": "webhook.delivery"');
     done.add(shownLog);
     const printedLog = docJson(shownLog.text) as Record<string, any>;
-    const log = await api('GET', `/v1/webhooks/${some.id}/deliveries`, env.LADDER_KEY!);
+    const log = await api('GET', `/v1/webhooks/${some.id}/deliveries`, env.MANAGE_KEY!);
     expect(log.status).toBe(200);
     expect(shapeDifferences(printedLog, log.body)).toEqual([]);
     const delivery = (log.body.data as Array<Record<string, any>>).find((d) => d.instance_id === id)!;
