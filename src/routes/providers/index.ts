@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, OkSchema, successResponse, withExamples } from '../../schemas/common.js';
 import {
-  ConnectionListSchema,
+  ConnectionStatusListSchema,
   ConnectionSchema,
   CreateConnectionBodySchema,
   ProviderParamsSchema,
@@ -16,8 +16,24 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const connections = app.connections;
 
   app.get('', {
-    schema: { operationId: 'listProviders', tags, summary: 'List your provider connections, in routing order', response: { 200: successResponse('Your connections, in routing order', ConnectionListSchema, { data: [ex.connectionExample] }), ...errorResponses(401) } },
-  }, async (request) => ({ data: await connections.list(request.principal.accountId) }));
+    schema: {
+      operationId: 'listProviders',
+      tags,
+      summary: 'List your provider connections, in routing order, with their health',
+      description: 'Each connection carries its circuit state and last failed attempt as the node answering has seen them (each node keeps its own).',
+      response: { 200: successResponse('Your connections, in routing order', ConnectionStatusListSchema, { data: [{ ...ex.connectionExample, circuit_state: 'closed', last_error: null }] }), ...errorResponses(401) },
+    },
+  }, async (request) => {
+    const { accountId } = request.principal;
+    const [views, stored] = await Promise.all([connections.list(accountId), connections.forRouting(accountId)]);
+    const byProvider = new Map(stored.map((c) => [c.provider, c]));
+    return {
+      data: views.map((view) => {
+        const connection = byProvider.get(view.provider);
+        return { ...view, ...(connection ? app.providerRouter.health(connection) : { circuit_state: 'closed' as const, last_error: null }) };
+      }),
+    };
+  });
 
   app.post('', {
     schema: {
