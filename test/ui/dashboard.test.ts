@@ -211,11 +211,17 @@ describe.skipIf(browserMissing)('dashboard pages in Chromium', () => {
 
   run('on a phone the dashboard pages fit the screen and are reached from the menu by keyboard', async (page) => {
     const user = await manager();
+    // A row in every table, with a long key name.
+    await call(user.key, 'POST', '/v1/providers', { provider: 'openai', api_key: ui.fake.apiKey, label: 'A rather long label for a connection' });
+    await call(user.key, 'PATCH', `/v1/api-keys/${user.keyId}`, { name: 'the key of the operations dashboard' });
+    expect((await call(user.key, 'POST', '/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] })).status).toBe(200);
     await signIn(page, ui.base, user.key, '#/usage');
+    await page.locator('#usage-by-key tbody th').first().waitFor(WAIT);
     for (const [link, heading] of [['Usage', 'Spend per day'], ['Keys', 'API keys'], ['Providers', 'Providers'], ['Ladders', 'Ladders']]) {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: link }).focus();
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: heading }).first().waitFor(WAIT);
+      await page.locator('main table tbody tr:visible').first().waitFor(WAIT);
       // The document never scrolls sideways (wide tables scroll inside their own box).
       expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth'), link).toBe(true);
     }

@@ -11,7 +11,7 @@ export function confirmAction(question: string, detail: string, action: string):
     const dialog = h('dialog', { class: 'confirm', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-detail' },
       h('h2', { id: 'confirm-title' }, question),
       h('p', { id: 'confirm-detail' }, detail),
-      h('div', { class: 'actions' }, no, yes),
+      h('div', { class: 'dialog-actions' }, no, yes),
     );
     let answer = false;
     yes.addEventListener('click', () => {

@@ -3,7 +3,7 @@
 import { api, ApiFailure } from './api.js';
 import { confirmAction } from './confirm.js';
 import { announce, h, replaceChildren } from './dom.js';
-import { dateTime } from './format.js';
+import { date, dateTime } from './format.js';
 
 interface ApiKey {
   id: string;
@@ -72,8 +72,8 @@ export function keysPage(main: HTMLElement): () => void {
       h('td', {}, h('code', {}, `${key.key_prefix}…`)),
       h('td', {}, key.scope),
       h('td', { class: 'wrap' }, key.access.mode === 'unrestricted' ? 'every ladder' : `${key.access.mode === 'whitelist' ? 'only' : 'all but'} ${key.access.ladders.join(', ') || '(none)'}`),
-      h('td', {}, key.expires_at ? dateTime(key.expires_at) : 'never'),
-      h('td', {}, dateTime(key.created_at)),
+      h('td', { title: key.expires_at ? dateTime(key.expires_at) : null }, key.expires_at ? date(key.expires_at) : 'never'),
+      h('td', { title: dateTime(key.created_at) }, date(key.created_at)),
       h('td', {}, h('span', { class: `badge key-${state}` }, state)),
       h('td', {}, state === 'revoked' ? '' : revoke),
     );

@@ -2,7 +2,7 @@
 // and current version, each a link that opens it in the playground.
 import { api, currentUsername } from './api.js';
 import { h, replaceChildren } from './dom.js';
-import { dateTime } from './format.js';
+import { date, dateTime } from './format.js';
 
 interface Ladder {
   author: string;
@@ -41,8 +41,8 @@ export function laddersPage(main: HTMLElement): () => void {
         h('td', {}, `v${l.version}`),
         h('td', {}, l.usage_visibility),
         h('td', {}, l.config_visibility),
-        h('td', {}, dateTime(l.updated_at)),
-        h('td', {}, h('a', { href: `#/playground/${l.author}/${l.slug}`, 'aria-label': `Open ${l.author}/${l.slug} in the playground` }, 'Open in playground')),
+        h('td', { title: dateTime(l.updated_at) }, date(l.updated_at)),
+        h('td', {}, h('a', { href: `#/playground/${l.author}/${l.slug}`, 'aria-label': `Open ${l.author}/${l.slug} in the playground` }, 'Open')),
       )));
       if (list.data.length === 0) body.append(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No ladders yet. Write one in the playground and save it.')));
     } catch (failure) {

@@ -3,7 +3,7 @@
 import { api, ApiFailure } from './api.js';
 import { confirmAction } from './confirm.js';
 import { announce, h, replaceChildren } from './dom.js';
-import { dateTime } from './format.js';
+import { date, dateTime } from './format.js';
 
 interface CatalogEntry { id: string; label: string; supportsEndpoint: boolean }
 interface Connection {
@@ -19,7 +19,11 @@ interface Connection {
 
 /** Priorities the page writes when it reorders: room to slot one in between by hand. */
 const STEP = 10;
-const CIRCUIT: Record<Connection['circuit_state'], string> = { closed: '✓ closed', 'half-open': '◐ half-open (trying again)', open: '✗ open (skipped for now)' };
+const CIRCUIT: Record<Connection['circuit_state'], [string, string]> = {
+  closed: ['✓ closed', 'Healthy: tried in its turn'],
+  'half-open': ['◐ half-open', 'After a pause, one call is trying it again'],
+  open: ['✗ open', 'Skipped for now after failing several times in a row'],
+};
 
 export function providersPage(main: HTMLElement): () => void {
   const body = h('tbody');
@@ -37,6 +41,7 @@ export function providersPage(main: HTMLElement): () => void {
   main.replaceChildren(
     h('h1', { tabindex: '-1' }, 'Providers'),
     h('p', { class: 'help' }, 'Your keys for each vendor. Calls try your connections in this order and fall back to the next one when one fails. Keys are never shown again, only their first characters.'),
+    h('p', { class: 'help' }, 'Circuit: closed is healthy; open means the connection failed several times in a row and is skipped for a while; half-open means one call is trying it again. As seen by the server that answered.'),
     error,
     h('div', { class: 'table-scroll' }, table),
     h('h2', {}, 'Add or update a connection'), form.element,
@@ -99,13 +104,15 @@ export function providersPage(main: HTMLElement): () => void {
     });
     const lastError = connection.last_error;
     return h('tr', { 'data-provider': connection.provider },
-      h('td', {}, h('span', { class: 'order' }, `${index + 1}`), h('span', { class: 'muted' }, ` (priority ${connection.priority})`)),
+      h('td', {}, h('span', { class: 'order' }, `${index + 1}`), h('div', { class: 'muted small-text' }, `priority ${connection.priority}`)),
       h('td', {}, name, connection.endpoint ? h('div', { class: 'muted small-text' }, connection.endpoint) : null),
       h('td', {}, connection.label || h('span', { class: 'muted' }, '–')),
       h('td', {}, h('code', {}, `${connection.key_prefix}…`)),
-      h('td', {}, h('span', { class: `badge circuit-${connection.circuit_state}` }, CIRCUIT[connection.circuit_state])),
-      h('td', { class: 'wrap' }, lastError ? `${lastError.reason}${lastError.status ? ` (HTTP ${lastError.status})` : ''}, ${dateTime(lastError.at)}` : h('span', { class: 'muted' }, 'none')),
-      h('td', {}, dateTime(connection.updated_at)),
+      h('td', {}, h('span', { class: `badge circuit-${connection.circuit_state}`, title: CIRCUIT[connection.circuit_state][1] }, CIRCUIT[connection.circuit_state][0])),
+      h('td', {}, ...(lastError
+        ? [`${lastError.reason}${lastError.status ? ` (HTTP ${lastError.status})` : ''}`, h('div', { class: 'muted small-text' }, dateTime(lastError.at))]
+        : [h('span', { class: 'muted' }, 'none')])),
+      h('td', { title: dateTime(connection.updated_at) }, date(connection.updated_at)),
       h('td', { class: 'actions' }, up, down, edit, remove),
     );
   }
@@ -192,7 +199,8 @@ function connectionForm(catalog: () => CatalogEntry[], connections: () => Connec
     element,
     /** The options follow the catalog; the chosen provider stays chosen. */
     refresh(): void {
-      const chosen = provider.value;
+      // At first the first vendor not connected yet: adding is what the form is mostly for.
+      const chosen = provider.value || (catalog().find((c) => !connections().some((k) => k.provider === c.id)) ?? catalog()[0])?.id;
       replaceChildren(provider, ...catalog().map((c) => h('option', { value: c.id, selected: c.id === chosen }, c.label)));
       sync();
     },
