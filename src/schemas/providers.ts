@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { StringEnum } from './common.js';
 
 export const CatalogEntrySchema = Type.Object({
   id: Type.String({ description: 'Provider id, used as `provider` in connection operations' }),
@@ -40,7 +41,7 @@ export const LastErrorSchema = Type.Object(
 export const ConnectionStatusSchema = Type.Composite([
   ConnectionSchema,
   Type.Object({
-    circuit_state: Type.Union([Type.Literal('closed'), Type.Literal('open'), Type.Literal('half-open')], {
+    circuit_state: StringEnum(['closed', 'open', 'half-open'], {
       description: 'The circuit breaker on the node that answered: `open` skips the connection for a while after consecutive failures, `half-open` lets one trial call through',
     }),
     last_error: Type.Union([LastErrorSchema, Type.Null()]),

@@ -3,14 +3,11 @@
 // and the strict CSP both hold; each bar has a <title> with its figures for pointer users, and
 // the page offers the same figures as a table for everyone else.
 
+import { niceCeiling, type Series } from './chart-model.js';
+
 const SVG = 'http://www.w3.org/2000/svg';
 const HEIGHT = 240;
 const PAD = { top: 12, right: 8, bottom: 28, left: 64 };
-
-export interface Series {
-  name: string;
-  values: number[];
-}
 
 export interface ChartOptions {
   /** Read by screen readers as the chart's name. */
@@ -29,14 +26,6 @@ function el<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, 
   for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
   for (const child of children) node.append(child);
   return node;
-}
-
-/** 1, 2 or 5 times a power of ten, at least `value`: axis ticks people read at a glance. */
-export function niceCeiling(value: number): number {
-  if (!(value > 0)) return 1;
-  const power = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 5, 10]) if (step * power >= value) return step * power;
-  return 10 * power;
 }
 
 export function stackedBars(options: ChartOptions): SVGSVGElement {

@@ -3,47 +3,14 @@
 import { api } from './api.js';
 import { announce, h, replaceChildren } from './dom.js';
 import { count, usd } from './format.js';
-import { stackedBars, type Series } from './stacked-bars.js';
+import { lastDays, toSeries, type Series, type UsageRow } from './chart-model.js';
+import { stackedBars } from './stacked-bars.js';
 
-interface Row {
-  group: string | null;
-  subgroup?: string | null;
-  requests: number;
-  total_tokens: number;
-  cost_usd: number;
-}
-interface Report { data: Row[] }
+interface Report { data: UsageRow[] }
 interface KeyInfo { id: string; name: string | null; key_prefix: string; revoked_at: string | null }
 
 const STORE = 'ladder.usage';
 const RANGES = [7, 30, 90];
-/** Series with their own colour; the rest are summed as "other". */
-const MAX_SERIES = 7;
-const DAY_MS = 86_400_000;
-
-/** The UTC days from `days - 1` days ago to today, as YYYY-MM-DD. */
-export function lastDays(days: number, now = Date.now()): string[] {
-  const today = Math.floor(now / DAY_MS) * DAY_MS;
-  return Array.from({ length: days }, (_, i) => new Date(today - (days - 1 - i) * DAY_MS).toISOString().slice(0, 10));
-}
-
-/** Rows of day × name into chart series, largest first, the smallest folded into "other". */
-export function toSeries(rows: Row[], days: string[], value: (row: Row) => number, nameOf: (subgroup: string | null) => string): Series[] {
-  const byName = new Map<string, number[]>();
-  const index = new Map(days.map((d, i) => [d, i]));
-  for (const row of rows) {
-    const at = index.get(row.group ?? '');
-    if (at === undefined) continue;
-    const name = nameOf(row.subgroup ?? null);
-    const values = byName.get(name) ?? byName.set(name, days.map(() => 0)).get(name)!;
-    values[at]! += value(row);
-  }
-  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-  const all = [...byName].map(([name, values]) => ({ name, values })).filter((s) => sum(s.values) > 0).sort((a, b) => sum(b.values) - sum(a.values) || a.name.localeCompare(b.name));
-  if (all.length <= MAX_SERIES + 1) return all;
-  const rest = all.slice(MAX_SERIES);
-  return [...all.slice(0, MAX_SERIES), { name: `${rest.length} others`, values: days.map((_, i) => rest.reduce((a, s) => a + s.values[i]!, 0)) }];
-}
 
 export function usagePage(main: HTMLElement): () => void {
   const saved = new URLSearchParams(sessionStorage.getItem(STORE) ?? '');
@@ -78,7 +45,7 @@ export function usagePage(main: HTMLElement): () => void {
   );
 
   let stopped = false;
-  let loaded: { days: string[]; perDay: Row[]; keys: Row[]; ladders: Row[]; names: Map<string, string>; stack: string } | null = null;
+  let loaded: { days: string[]; perDay: UsageRow[]; keys: UsageRow[]; ladders: UsageRow[]; names: Map<string, string>; stack: string } | null = null;
   let keyNames: Map<string, string> | null = null;
 
   async function load(): Promise<void> {
@@ -125,7 +92,7 @@ export function usagePage(main: HTMLElement): () => void {
       const rows = perDay.filter((r) => r.group === day);
       return [day, count(rows.reduce((a, r) => a + r.requests, 0)), count(rows.reduce((a, r) => a + r.total_tokens, 0)), usd(rows.reduce((a, r) => a + r.cost_usd, 0))];
     })));
-    const sorted = (rows: Row[]) => [...rows].sort((a, b) => b.cost_usd - a.cost_usd || b.total_tokens - a.total_tokens);
+    const sorted = (rows: UsageRow[]) => [...rows].sort((a, b) => b.cost_usd - a.cost_usd || b.total_tokens - a.total_tokens);
     replaceChildren(byKey, table('Usage by API key', ['Key', 'Requests', 'Tokens', 'Spend'],
       sorted(keys).map((r) => [r.group ? names.get(r.group) ?? r.group : 'unknown key', count(r.requests), count(r.total_tokens), usd(r.cost_usd)]), 'usage-by-key'));
     replaceChildren(byLadder, table('Usage by ladder', ['Ladder', 'Requests', 'Tokens', 'Spend'],
