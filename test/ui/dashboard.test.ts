@@ -34,7 +34,7 @@ describe.skipIf(browserMissing)('dashboard pages in Chromium', () => {
     const user = await manager();
     await signIn(page, ui.base, user.key, '#/keys');
     await page.getByRole('heading', { name: 'API keys' }).waitFor(WAIT);
-    await page.locator(`tr[data-key="${user.keyId}"]`).waitFor(WAIT);
+    await page.locator(`tr[data-key="${user.keyId}"]`, { hasText: 'signed in here' }).waitFor(WAIT);
 
     await page.getByLabel('Name').fill('deploy bot');
     await page.getByLabel('Ladder access').selectOption('whitelist');

@@ -40,10 +40,16 @@ export function keysPage(main: HTMLElement): () => void {
   );
 
   let stopped = false;
+  /** The key this tab is signed in with: revoking it signs the tab out. */
+  let ownId: string | null = null;
 
   async function load(): Promise<void> {
     try {
-      const { body: list } = await api<{ data: ApiKey[] }>('GET', '/v1/api-keys');
+      const [{ body: list }, account] = await Promise.all([
+        api<{ data: ApiKey[] }>('GET', '/v1/api-keys'),
+        ownId ? null : api<{ key: { id: string } }>('GET', '/v1/account'),
+      ]);
+      ownId ??= account?.body.key.id ?? null;
       if (stopped) return;
       error.textContent = '';
       replaceChildren(body, ...list.data.map(row));
@@ -58,7 +64,8 @@ export function keysPage(main: HTMLElement): () => void {
     const revoke = h('button', { type: 'button', class: 'secondary small', 'aria-label': `Revoke ${key.name ?? key.key_prefix}` }, 'Revoke');
     revoke.addEventListener('click', async () => {
       const label = key.name ? `“${key.name}” (${key.key_prefix}…)` : `${key.key_prefix}…`;
-      if (!(await confirmAction(`Revoke ${label}?`, 'It stops working at once, everywhere. This cannot be undone.', 'Revoke key'))) return;
+      const self = key.id === ownId ? ' You are signed in with this key: you will be signed out.' : '';
+      if (!(await confirmAction(`Revoke ${label}?`, `It stops working at once, everywhere. This cannot be undone.${self}`, 'Revoke key'))) return;
       try {
         await api('DELETE', `/v1/api-keys/${key.id}`);
         announce(`Key ${label} revoked.`);
@@ -68,7 +75,7 @@ export function keysPage(main: HTMLElement): () => void {
       }
     });
     return h('tr', { 'data-key': key.id },
-      h('td', {}, key.name ?? h('span', { class: 'muted' }, 'unnamed')),
+      h('td', {}, key.name ?? h('span', { class: 'muted' }, 'unnamed'), key.id === ownId ? h('div', { class: 'muted small-text' }, 'signed in here') : null),
       h('td', {}, h('code', {}, `${key.key_prefix}…`)),
       h('td', {}, key.scope),
       h('td', { class: 'wrap' }, key.access.mode === 'unrestricted' ? 'every ladder' : `${key.access.mode === 'whitelist' ? 'only' : 'all but'} ${key.access.ladders.join(', ') || '(none)'}`),
