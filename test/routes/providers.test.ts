@@ -433,6 +433,10 @@ describe('provider keys at rest: unreadable keys and key rotation', () => {
     const { headers } = await userWithKey(await open({ ENCRYPTION_KEY: KEY_A }));
     const other = await open({ ENCRYPTION_KEY: KEY_B });
     expectUnreadable(await chat(other.app, headers), /not configured/);
+    // The list, where the owner goes to save the key again, still answers.
+    const listed = await other.app.inject({ method: 'GET', url: '/v1/providers', headers });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().data).toMatchObject([{ provider: 'openai', circuit_state: 'closed', last_error: null }]);
   });
 
   it('a ciphertext whose key id was changed in the database is reported as unreadable', async () => {

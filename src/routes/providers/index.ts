@@ -9,6 +9,7 @@ import {
   UpdateConnectionBodySchema,
 } from '../../schemas/providers.js';
 import * as ex from '../../schemas/examples.js';
+import { ApiError } from '../../errors.js';
 
 const tags = ['providers'];
 
@@ -25,7 +26,15 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const { accountId } = request.principal;
-    const [views, stored] = await Promise.all([connections.list(accountId), connections.forRouting(accountId)]);
+    // A circuit is named after the key it uses; a key that cannot be decrypted must not hide the
+    // list, where its owner goes to replace it (calls through it report the problem loudly).
+    const [views, stored] = await Promise.all([
+      connections.list(accountId),
+      connections.forRouting(accountId).catch((error: unknown) => {
+        if (error instanceof ApiError && error.code === 'provider_key_unreadable') return [];
+        throw error;
+      }),
+    ]);
     const byProvider = new Map(stored.map((c) => [c.provider, c]));
     return {
       data: views.map((view) => {
