@@ -69,15 +69,15 @@ export const echo = (prompt: string) => `echo: ${prompt}`;
 export function echoAccounting(prompts: string[]) {
   const prices = createPriceTable();
   const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  let spendUsd = 0;
+  let spendNanos = 0;
   for (const prompt of prompts) {
     const call = { prompt_tokens: prompt.length, completion_tokens: echo(prompt).length, total_tokens: prompt.length + echo(prompt).length };
     usage.prompt_tokens += call.prompt_tokens;
     usage.completion_tokens += call.completion_tokens;
     usage.total_tokens += call.total_tokens;
-    spendUsd += costOf(MODEL, call, prices);
+    spendNanos += costOf(MODEL, call, prices);
   }
-  return { usage, spendUsd };
+  return { usage, spendNanos };
 }
 
 export interface InstanceRow {

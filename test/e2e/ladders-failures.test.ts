@@ -119,11 +119,11 @@ describe('refused and failed ladder runs', () => {
     const res = await runLadder(h, user, 'tight', ask('What is 2+2?'));
     const p1 = `Question: What is 2+2?\n\n${SI}\nAnswer the question.`;
     expect(promptsReceived(h.fake)).toEqual([p1]);
-    const { usage, spendUsd } = echoAccounting([p1]);
+    const { usage, spendNanos } = echoAccounting([p1]);
     expect(res.statusCode).toBe(402);
     const { message } = res.json().error;
     expect(message).toMatch(
-      new RegExp(`^Execution budget exceeded: spent \\$${spendUsd.toFixed(6)} of the \\$0\\.00008 maximum; the next call of step "refine" may cost up to \\$0\\.0000\\d{2}, more than remains\\.$`),
+      new RegExp(`^Execution budget exceeded: spent \\$${spendNanos.toFixed(6)} of the \\$0\\.00008 maximum; the next call of step "refine" may cost up to \\$0\\.0000\\d{2}, more than remains\\.$`),
     );
     expect(res.json()).toEqual({ error: { message, type: 'insufficient_quota', code: 'execution_budget_exceeded', param: null } });
 
@@ -135,7 +135,7 @@ describe('refused and failed ladder runs', () => {
       usage,
       model_calls: 1,
     });
-    expect(row.spend_usd).toBeCloseTo(spendUsd, 15);
+    expect(row.spend_usd).toBeCloseTo(spendNanos, 15);
     expect(row.trace!.map((s) => [s.stepId, s.nodes.length])).toEqual([['draft', 1], ['refine', 0]]);
     expect(row.finished_at).not.toBeNull();
   });

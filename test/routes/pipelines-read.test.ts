@@ -174,7 +174,7 @@ describe('reading instances', () => {
             prompt_chars: n.promptChars,
             output: n.output,
             usage: n.usage,
-            cost_usd: n.costUsd,
+            cost_usd: n.costNanos,
             provider: 'openai',
             latency_ms: n.latencyMs,
             survived: true,

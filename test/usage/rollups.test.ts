@@ -71,7 +71,7 @@ describe('usage reports from hourly totals', () => {
         ladder: pick([null, 'alice/refine', 'bob/debate']),
         instanceId: null,
         usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
-        costUsd: pick([0, 0.000125, 0.5, 1e-9 * prompt]),
+        costNanos: pick([0, 0.000125, 0.5, 1e-9 * prompt]),
         outcome: 'ok',
       });
       // Several batches, so that groups meet in the totals across batches.
@@ -115,7 +115,7 @@ describe('usage reports from hourly totals', () => {
 
   it('writes a batch once under its id: a retry after a lost acknowledgement adds nothing', async () => {
     const account = randomUUID();
-    const row: UsageEntry = { at: july, accountId: account, apiKeyId: null, provider: 'openai', model: 'm', ladder: null, instanceId: null, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, costUsd: 0.5, outcome: 'ok' };
+    const row: UsageEntry = { at: july, accountId: account, apiKeyId: null, provider: 'openai', model: 'm', ladder: null, instanceId: null, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, costNanos: 0.5, outcome: 'ok' };
     const id = randomUUID();
     expect(await database.db.transaction((tx) => writeRows(tx as never, id, [row, row]))).toBe(true);
     expect(await database.db.transaction((tx) => writeRows(tx as never, id, [row, row]))).toBe(false);

@@ -109,8 +109,8 @@ describe('background runs', () => {
     const lost: unknown[] = [];
     const stale = new InstanceJournal(db(), { id, fence: 1 }, { lastSeq: 0, stepsTotal: 2, recorded: null, onLost: (e) => lost.push(e) });
     const place = { stepId: 'draft', pass: 1, depth: 0, node: 1, key: '1.draft.1' };
-    const call = { output: 'late', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, costUsd: 0, provider: 'openai', latencyMs: 1 };
-    const progress = { usage: call.usage, spendUsd: 0, modelCalls: 1, trace: [] };
+    const call = { output: 'late', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, costNanos: 0, provider: 'openai', latencyMs: 1 };
+    const progress = { usage: call.usage, spendNanos: 0, modelCalls: 1, trace: [] };
     await expect(stale.callCompleted(place, call, { prompt: 'p', survived: true, progress })).rejects.toMatchObject({ code: 'run_interrupted' });
     expect(lost).toHaveLength(1);
     expect(await stale.finish({ status: 'completed', answer: 'late', progress }, [])).toBeNull();

@@ -35,9 +35,9 @@ function counting() {
 
 const held = async (fence = 1) =>
   insertPending(database, { ladderId: null, ladderVersion: 1, author: 'a', slug: 's', accountId, input: 'q' }, { status: 'running', fence, attempts: 1, started_at: new Date() });
-const call = (n: number) => ({ output: `out ${n}`, usage: { prompt_tokens: n, completion_tokens: 1, total_tokens: n + 1 }, costUsd: n / 1000, provider: 'openai', latencyMs: n });
+const call = (n: number) => ({ output: `out ${n}`, usage: { prompt_tokens: n, completion_tokens: 1, total_tokens: n + 1 }, costNanos: n / 1000, provider: 'openai', latencyMs: n });
 const place = (n: number) => ({ stepId: 'fan', pass: 1, depth: 0, node: n, key: `1.fan.${n}` });
-const progress = (n: number) => ({ usage: { prompt_tokens: n, completion_tokens: n, total_tokens: 2 * n }, spendUsd: n / 1000, modelCalls: n, trace: [] });
+const progress = (n: number) => ({ usage: { prompt_tokens: n, completion_tokens: n, total_tokens: 2 * n }, spendNanos: n / 1000, modelCalls: n, trace: [] });
 
 describe('the run journal', () => {
   it('writes the checkpoints of calls finishing together in one statement; each call resolves once its checkpoint is stored', async () => {
