@@ -68,7 +68,7 @@ export async function finishInstance(
   extra: { usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number }; spendNanos?: number; modelCalls?: number; trace?: unknown[] } = {},
 ): Promise<void> {
   await database.query(
-    `update instances set status = $2, answer = $3, error = $4, usage = $5, spend_usd = $6, model_calls = $7, trace = $8,
+    `update instances set status = $2, answer = $3, error = $4, usage = $5, spend_nanos = $6, model_calls = $7, trace = $8,
        finished_at = now(), started_at = coalesce(started_at, now()) where id = $1`,
     [
       instanceId,

@@ -26,7 +26,7 @@ describe('event stream of a finished run', () => {
     instanceId = await insertInstance(t.database, { accountId: user.id, author: user.username, slug: 'thinker', knobs: { passes: 2, depth: 1 }, stepsTotal: 4 });
     await appendEvents(t.database, instanceId, gateLoopRecursionRun());
     await finishInstance(t.database, instanceId, { status: 'completed', answer: 'Forty-two.' }, {
-      usage: { prompt_tokens: 900, completion_tokens: 220, total_tokens: 1120 }, spendNanos: 0.0021, modelCalls: 22,
+      usage: { prompt_tokens: 900, completion_tokens: 220, total_tokens: 1120 }, spendNanos: 2_100_000, modelCalls: 22,
     });
   });
   afterAll(() => t?.close());
