@@ -9,11 +9,12 @@ ALTER TABLE "instances" RENAME COLUMN "spend_usd" TO "spend_nanos";--> statement
 ALTER TABLE "instances" ALTER COLUMN "spend_nanos" DROP DEFAULT;--> statement-breakpoint
 ALTER TABLE "instances" ALTER COLUMN "spend_nanos" SET DATA TYPE bigint USING round("spend_nanos"::numeric * 1000000000)::bigint;--> statement-breakpoint
 ALTER TABLE "instances" ALTER COLUMN "spend_nanos" SET DEFAULT 0;--> statement-breakpoint
--- Limits above the new maximum of $9,000,000 (what a JS number holds exactly in nanos) are clamped to it.
+-- Monthly limits above the new maximum of $9,000,000 (what a JS number holds exactly in nanos) are
+-- clamped to it (a CASE, not least(), which would turn a null, unlimited, into the maximum).
 ALTER TABLE "quota_limits" RENAME COLUMN "usd_per_day" TO "nanos_per_day";--> statement-breakpoint
-ALTER TABLE "quota_limits" ALTER COLUMN "nanos_per_day" SET DATA TYPE bigint USING least(round("nanos_per_day"::numeric * 1000000000), 9000000000000000)::bigint;--> statement-breakpoint
+ALTER TABLE "quota_limits" ALTER COLUMN "nanos_per_day" SET DATA TYPE bigint USING round("nanos_per_day"::numeric * 1000000000)::bigint;--> statement-breakpoint
 ALTER TABLE "quota_limits" RENAME COLUMN "usd_per_month" TO "nanos_per_month";--> statement-breakpoint
-ALTER TABLE "quota_limits" ALTER COLUMN "nanos_per_month" SET DATA TYPE bigint USING least(round("nanos_per_month"::numeric * 1000000000), 9000000000000000)::bigint;--> statement-breakpoint
+ALTER TABLE "quota_limits" ALTER COLUMN "nanos_per_month" SET DATA TYPE bigint USING (CASE WHEN "nanos_per_month" > 9000000 THEN 9000000000000000 ELSE round("nanos_per_month"::numeric * 1000000000) END)::bigint;--> statement-breakpoint
 -- Spend counters hold dollars, the rate counters whole requests and tokens already.
 ALTER TABLE "quota_windows" ALTER COLUMN "amount" DROP DEFAULT;--> statement-breakpoint
 ALTER TABLE "quota_windows" ALTER COLUMN "amount" SET DATA TYPE bigint USING round(CASE WHEN "metric" IN ('usd_day', 'usd_month') THEN "amount"::numeric * 1000000000 ELSE "amount"::numeric END)::bigint;--> statement-breakpoint
