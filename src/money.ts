@@ -10,16 +10,24 @@ export const NANOS_PER_USD = 1_000_000_000;
 /**
  * Nanos as a JSON number of dollars: the exact decimal with at most 9 decimals (64350 nanos is
  * 0.00006435). Integer division by a power of ten rounds to the nearest double, whose shortest
- * form is that decimal; JSON.stringify writes amounts below $0.000001 with an exponent (6.4e-8),
- * which is the same exact number.
+ * form is that decimal for every amount below $1,000,000 (15 significant digits; above, a double
+ * may drop the last nano). JSON.stringify writes amounts below $0.000001 with an exponent
+ * (6.4e-8), which is the same exact number.
  */
 export const nanosToUsd = (nanos: number): number => nanos / NANOS_PER_USD;
 
 /** Dollars already validated (at most 9 decimals) as nanos: the multiplication's float error is far below one nano. */
 export const nanosOf = (usd: number): number => Math.round(usd * NANOS_PER_USD);
 
-/** True when `usd` has at most 9 decimals, so that it is a whole number of nanos. */
-const wholeNanos = (usd: number) => Math.abs(usd) < 1e15 && Number(usd.toFixed(9)) === usd;
+/**
+ * True when `usd` is a whole number of nanos: at most 9 decimals, give or take the float error
+ * of the client's own arithmetic (0.1 + 0.2 is 0.30000000000000004, and is $0.3).
+ */
+function wholeNanos(usd: number): boolean {
+  const nanos = usd * NANOS_PER_USD;
+  const whole = Math.round(nanos);
+  return Number.isSafeInteger(whole) && Math.abs(nanos - whole) < 1e-3;
+}
 
 /**
  * Dollars typed in (a limit, a budget) as nanos; `param` names the field in the 400 that a

@@ -102,22 +102,23 @@ export function createLimitsStore(db: Db, ttlMs: number) {
 
     /** Replaces the subject's limits (all null removes the row); this node applies them at once. */
     async set(scope: QuotaScope, id: string, limits: Limits): Promise<Limits> {
+      // Validated (whole nanos) before anything is written; what is kept is what is shown.
+      const row = {
+        requestsPerMinute: limits.requests_per_minute ?? null,
+        tokensPerMinute: limits.tokens_per_minute ?? null,
+        nanosPerDay: nanosOf(limits.usd_per_day ?? null, 'usd_per_day'),
+        nanosPerMonth: nanosOf(limits.usd_per_month ?? null, 'usd_per_month'),
+      };
       if (!hasLimits(limits)) {
         await db.delete(quotaLimits).where(and(eq(quotaLimits.scope, scope), eq(quotaLimits.subjectId, id)));
       } else {
-        const values = {
-          requestsPerMinute: limits.requests_per_minute,
-          tokensPerMinute: limits.tokens_per_minute,
-          nanosPerDay: nanosOf(limits.usd_per_day, 'usd_per_day'),
-          nanosPerMonth: nanosOf(limits.usd_per_month, 'usd_per_month'),
-          updatedAt: new Date(),
-        };
+        const values = { ...row, updatedAt: new Date() };
         await db
           .insert(quotaLimits)
           .values({ scope, subjectId: id, ...values })
           .onConflictDoUpdate({ target: [quotaLimits.scope, quotaLimits.subjectId], set: values });
       }
-      const stored = { ...NO_LIMITS, ...limits };
+      const stored = toLimits({ scope, subjectId: id, ...row, updatedAt: new Date() });
       remember(scope, id, stored);
       return stored;
     },
