@@ -96,7 +96,8 @@ export interface InstanceRow {
   answer: string | null;
   error: { status: number; type: string; code: string; message: string } | null;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
-  spend_usd: number;
+  /** Raw bigint: a number from PGlite, a string from node-postgres. */
+  spend_nanos: number | string;
   model_calls: number;
   trace: Array<{ pass: number; depth: number; stepId: string; groupId?: string; recursionAnswer?: string; nodes: Array<Record<string, any>> }> | null;
   created_at: Date;
