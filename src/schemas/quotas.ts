@@ -45,7 +45,7 @@ export const UsageRowSchema = Type.Object({
   prompt_tokens: Type.Integer(),
   completion_tokens: Type.Integer(),
   total_tokens: Type.Integer(),
-  cost_usd: Type.Number(),
+  cost_usd: Type.Number({ description: 'USD: the exact sum of the calls’ costs, each a whole number of nano-dollars (docs/quotas.md, "Money")' }),
 });
 
 export const UsageReportSchema = Type.Object({
