@@ -6,6 +6,7 @@ import { ApiError } from '../errors.js';
 import { abortScope } from '../abort-scope.js';
 import { adapters } from './adapters/index.js';
 import { CircuitBreaker, circuitKey, type BreakerOptions } from './breaker.js';
+import { LastErrors, type LastError } from './last-errors.js';
 import { callVendor, type VendorExchange } from './call-vendor.js';
 import { candidatesFor, type Candidate } from './catalog.js';
 import { embeddingCandidates, embeddingExchange, type EmbeddingResult } from './embeddings/route.js';
@@ -88,6 +89,8 @@ export interface ProviderRouter {
   close(): Promise<void>;
   /** The state of one circuit, named by circuitKey(connection) (read by metrics at scrape time). */
   circuitState(circuit: string): ReturnType<CircuitBreaker['state']>;
+  /** The connection's circuit and its last failed attempt on this node (GET /v1/providers). */
+  health(connection: ProviderConnection): { circuit_state: ReturnType<CircuitBreaker['state']>; last_error: LastError | null };
 }
 
 /** The abort reason of a call that ran out of its request deadline. */
@@ -106,6 +109,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     dispatcher: options.dispatcher,
   });
   const breaker = new CircuitBreaker(options.breaker);
+  const lastErrors = new LastErrors(options.breaker?.maxCircuits);
 
   const targetFor = createTargets(transport, options.baseUrls ?? {}, allowPrivate);
 
@@ -229,6 +233,8 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
             throw requestTimedOut(requestTimeoutMs, attempts, upstreamMs);
           }
           attempts.push(record(log, candidate, caught.status, 'failed', REASONS[caught.kind], latencyMs, caught.requestId));
+          // The caller hanging up says nothing about the connection.
+          if (caught.kind !== 'abort') lastErrors.record(circuit, REASONS[caught.kind], caught.status);
           if (!fallsBack(caught)) {
             breaker.release(circuit);
             throw final(caught, attempts, upstreamMs);
@@ -288,6 +294,10 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     listModels: (connection) => modelLists.get(connection, targetFor(connection)),
     close: () => transport.close(),
     circuitState: (circuit) => breaker.state(circuit), // metrics: circuit gauges
+    health: (connection) => {
+      const circuit = circuitKey(connection);
+      return { circuit_state: breaker.state(circuit), last_error: lastErrors.get(circuit) };
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { StringEnum } from './common.js';
 
 export const CatalogEntrySchema = Type.Object({
   id: Type.String({ description: 'Provider id, used as `provider` in connection operations' }),
@@ -28,7 +29,27 @@ export const ConnectionSchema = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 });
 
+export const LastErrorSchema = Type.Object(
+  {
+    reason: Type.String({ description: 'What went wrong: `auth_failed`, `rate_limited`, `server_error`, `timeout`, `connection_error`, …' }),
+    status: Type.Union([Type.Integer(), Type.Null()], { description: "The vendor's HTTP status; null when no answer arrived" }),
+    at: Type.String({ format: 'date-time' }),
+  },
+  { description: "The connection's last failed attempt on the node that answered, since that node started; the vendor's message is never kept" },
+);
+
+export const ConnectionStatusSchema = Type.Composite([
+  ConnectionSchema,
+  Type.Object({
+    circuit_state: StringEnum(['closed', 'open', 'half-open'], {
+      description: 'The circuit breaker on the node that answered: `open` skips the connection for a while after consecutive failures, `half-open` lets one trial call through',
+    }),
+    last_error: Type.Union([LastErrorSchema, Type.Null()]),
+  }),
+]);
+
 export const ConnectionListSchema = Type.Object({ data: Type.Array(ConnectionSchema) });
+export const ConnectionStatusListSchema = Type.Object({ data: Type.Array(ConnectionStatusSchema) });
 
 export const CreateConnectionBodySchema = Type.Object(
   {

@@ -32,6 +32,9 @@ export const UsageQuerySchema = Type.Object(
     start: Type.Optional(Type.String({ description: 'Inclusive: `YYYY-MM-DD` (UTC midnight) or an ISO 8601 date-time. Default: the start of the current UTC month' })),
     end: Type.Optional(Type.String({ description: 'Exclusive: a date-time, or `YYYY-MM-DD` meaning through the end of that UTC day. Default: now' })),
     group_by: Type.Optional(StringEnum(GROUP_BY, { default: 'day', description: 'How rows are grouped' })),
+    then_by: Type.Optional(StringEnum(GROUP_BY, {
+      description: 'A second grouping within each group (e.g. `group_by=day&then_by=model` for a chart stacked by model); each row then has `subgroup`. Must differ from group_by',
+    })),
   },
   { additionalProperties: false },
 );
@@ -41,6 +44,7 @@ export const UsageRowSchema = Type.Object({
   group: Type.Union([Type.String(), Type.Null()], {
     description: 'The day (YYYY-MM-DD), model, provider, API key id or `author/slug`; null for direct calls under `ladder`, for failed calls under `provider`',
   }),
+  subgroup: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Only with then_by: the second grouping’s value, null as for `group`' })),
   requests: Type.Integer({ description: 'Model calls, failed ones included' }),
   prompt_tokens: Type.Integer(),
   completion_tokens: Type.Integer(),

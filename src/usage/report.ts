@@ -53,37 +53,42 @@ const HOUR_MS = 3_600_000;
  * rows per group whatever the traffic; the partial hours at either edge from the raw rows (a
  * range on whole hours reads none). Both through indexes that lead with the account.
  */
-function reportSql(groupBy: GroupBy): string {
+function reportSql(groupBy: GroupBy, thenBy: GroupBy | undefined): string {
   const { raw, hourly } = GROUPS[groupBy];
+  // Without a second grouping the subgroup is one constant, grouped over for free.
+  const sub = thenBy ? GROUPS[thenBy] : { raw: 'null::text', hourly: 'null::text' };
   return `
-    select grp as "group", sum(requests)::float8 as requests, sum(prompt)::float8 as prompt, sum(completion)::float8 as completion,
+    select grp as "group", sub as "subgroup", sum(requests)::float8 as requests, sum(prompt)::float8 as prompt, sum(completion)::float8 as completion,
       sum(total)::float8 as total, sum(cost)::float8 as cost
     from (
-      select ${hourly} as grp, requests, prompt_tokens as prompt, completion_tokens as completion, total_tokens as total, cost_nanos as cost
+      select ${hourly} as grp, ${sub.hourly} as sub, requests, prompt_tokens as prompt, completion_tokens as completion, total_tokens as total, cost_nanos as cost
       from usage_hourly where account_id = $1 and hour >= $3::timestamptz and hour < $4::timestamptz
       union all
-      select ${raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_nanos
+      select ${raw}, ${sub.raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_nanos
       from usage_records where account_id = $1 and created_at >= $2::timestamptz and created_at < $3::timestamptz
       union all
-      select ${raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_nanos
+      select ${raw}, ${sub.raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_nanos
       from usage_records where account_id = $1 and created_at >= $4::timestamptz and created_at < $5::timestamptz
     ) u
-    group by grp order by grp`;
+    group by grp, sub order by grp, sub`;
 }
 
-export async function usageReport(database: Pick<Database, 'query'>, accountId: string, range: { start: number; end: number }, groupBy: GroupBy): Promise<UsageReport> {
+/** The report grouped by `groupBy`, and within each group by `thenBy` when given (rows then carry `subgroup`). */
+export async function usageReport(database: Pick<Database, 'query'>, accountId: string, range: { start: number; end: number }, groupBy: GroupBy, thenBy?: GroupBy): Promise<UsageReport> {
+  if (thenBy === groupBy) throw invalidRequest('invalid_value', `then_by must differ from group_by (both are ${JSON.stringify(groupBy)}).`, 'then_by');
   // [start, firstHour) and [lastHour, end) from raw rows; [firstHour, lastHour) from the totals.
   const firstHour = Math.min(Math.ceil(range.start / HOUR_MS) * HOUR_MS, range.end);
   const lastHour = Math.max(Math.floor(range.end / HOUR_MS) * HOUR_MS, firstHour);
   const iso = (ms: number) => new Date(ms).toISOString();
-  const rows = await database.query<{ group: string | null; requests: number; prompt: number; completion: number; total: number; cost: number }>(
-    reportSql(groupBy),
+  const rows = await database.query<{ group: string | null; subgroup: string | null; requests: number; prompt: number; completion: number; total: number; cost: number }>(
+    reportSql(groupBy, thenBy),
     [accountId, iso(range.start), iso(firstHour), iso(lastHour), iso(range.end)],
   );
   return {
     object: 'list',
     data: rows.map((r) => ({
       group: r.group,
+      ...(thenBy ? { subgroup: r.subgroup } : {}),
       requests: Number(r.requests),
       prompt_tokens: Number(r.prompt),
       completion_tokens: Number(r.completion),

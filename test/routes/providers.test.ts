@@ -61,8 +61,8 @@ describe('provider connections', () => {
     expect(res.statusCode).toBe(200);
     const { data } = res.json();
     expect(data).toHaveLength(1);
-    expect(Object.keys(data[0]).sort()).toEqual(['endpoint', 'key_prefix', 'label', 'priority', 'provider', 'updated_at']);
-    expect(data[0]).toMatchObject({ provider: 'openai', label: '', priority: 0, key_prefix: 'sk-test-', endpoint: null });
+    expect(Object.keys(data[0]).sort()).toEqual(['circuit_state', 'endpoint', 'key_prefix', 'label', 'last_error', 'priority', 'provider', 'updated_at']);
+    expect(data[0]).toMatchObject({ provider: 'openai', label: '', priority: 0, key_prefix: 'sk-test-', endpoint: null, circuit_state: 'closed', last_error: null });
     expect(data[0].updated_at).toMatch(ISO_UTC);
     expect(res.body).not.toContain(OPENAI_KEY);
   });
@@ -433,6 +433,10 @@ describe('provider keys at rest: unreadable keys and key rotation', () => {
     const { headers } = await userWithKey(await open({ ENCRYPTION_KEY: KEY_A }));
     const other = await open({ ENCRYPTION_KEY: KEY_B });
     expectUnreadable(await chat(other.app, headers), /not configured/);
+    // The list, where the owner goes to save the key again, still answers.
+    const listed = await other.app.inject({ method: 'GET', url: '/v1/providers', headers });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().data).toMatchObject([{ provider: 'openai', circuit_state: 'closed', last_error: null }]);
   });
 
   it('a ciphertext whose key id was changed in the database is reported as unreadable', async () => {

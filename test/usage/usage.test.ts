@@ -14,7 +14,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-interface Row { group: string | null; requests: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; cost_usd: number }
+interface Row { group: string | null; subgroup?: string | null; requests: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; cost_usd: number }
 
 async function usage(headers: Record<string, string>, query: string) {
   const res = await h.app.inject({ method: 'GET', url: `/v1/usage?${query}`, headers });
@@ -22,7 +22,7 @@ async function usage(headers: Record<string, string>, query: string) {
   return res.json<{ object: 'list'; data: Row[]; start: string; end: string }>();
 }
 
-const sum = (rows: Row[], field: keyof Omit<Row, 'group'>) => rows.reduce((acc, r) => acc + r[field], 0);
+const sum = (rows: Row[], field: keyof Omit<Row, 'group' | 'subgroup'>) => rows.reduce((acc, r) => acc + r[field], 0);
 
 describe('GET /v1/usage', () => {
   it('totals equal the sum of every answer’s usage and cost, direct calls and ladder runs alike', async () => {
@@ -77,6 +77,16 @@ describe('GET /v1/usage', () => {
     expect(byDay.data.map((r) => r.group)).toEqual(['2026-07-14', '2026-07-15', '2026-07-16']);
     const byModel = await usage(user.headers, `${range}&group_by=model`);
     expect(byModel.data.map((r) => r.group)).toEqual(['gpt-4o', 'gpt-4o-mini']);
+    // Two groupings: each day split by model, whose parts add up to each day and each model.
+    const dayByModel = await usage(user.headers, `${range}&group_by=day&then_by=model`);
+    expect(dayByModel.data.map((r) => [r.group, r.subgroup])).toEqual([
+      ['2026-07-14', 'gpt-4o'], ['2026-07-14', 'gpt-4o-mini'],
+      ['2026-07-15', 'gpt-4o'], ['2026-07-15', 'gpt-4o-mini'],
+      ['2026-07-16', 'gpt-4o-mini'],
+    ]);
+    for (const day of byDay.data) expect(sum(dayByModel.data.filter((r) => r.group === day.group), 'total_tokens')).toBe(day.total_tokens);
+    for (const model of byModel.data) expect(sum(dayByModel.data.filter((r) => r.subgroup === model.group), 'requests')).toBe(model.requests);
+    expect(byModel.data.every((r) => !('subgroup' in r))).toBe(true);
 
     // The admin API answers the same for the account.
     const admin = await h.app.inject({ method: 'GET', url: `/v1/admin/accounts/${user.username}/usage?${range}&group_by=model`, headers: adminHeaders });
@@ -134,6 +144,9 @@ describe('GET /v1/usage', () => {
     expect(edges).toEqual({ object: 'list', data: [], start: '0001-01-01T00:00:00.000Z', end: '0001-01-02T00:00:00.000Z' });
     const last = await usage(user.headers, 'start=9999-12-31&end=9999-12-31T23:59:59.999Z');
     expect(last).toEqual({ object: 'list', data: [], start: '9999-12-31T00:00:00.000Z', end: '9999-12-31T23:59:59.999Z' });
+    const same = await h.app.inject({ method: 'GET', url: '/v1/usage?group_by=model&then_by=model', headers: user.headers });
+    expect(same.statusCode).toBe(400);
+    expect(same.json().error).toMatchObject({ code: 'invalid_value', param: 'then_by', message: 'then_by must differ from group_by (both are "model").' });
     const badGroup = await h.app.inject({ method: 'GET', url: '/v1/usage?group_by=week', headers: user.headers });
     expect(badGroup.statusCode).toBe(400);
     expect((await h.app.inject({ method: 'GET', url: '/v1/usage' })).statusCode).toBe(401);

@@ -3,6 +3,9 @@
 
 const KEY_STORAGE = 'ladder.apiKey';
 const USERNAME_STORAGE = 'ladder.username';
+const SCOPE_STORAGE = 'ladder.scope';
+
+export type Scope = 'use' | 'manage';
 
 export const session = {
   get key(): string | null {
@@ -12,22 +15,51 @@ export const session = {
   get username(): string | null {
     return sessionStorage.getItem(USERNAME_STORAGE);
   },
-  signIn(key: string, username: string): void {
+  /** The signed-in key's scope: `manage` keys see the dashboard's pages. */
+  get scope(): Scope | null {
+    const scope = sessionStorage.getItem(SCOPE_STORAGE);
+    return scope === 'use' || scope === 'manage' ? scope : null;
+  },
+  signIn(key: string, account: AccountSummary): void {
     sessionStorage.setItem(KEY_STORAGE, key);
-    sessionStorage.setItem(USERNAME_STORAGE, username);
+    remember(account);
   },
   signOut(): void {
     sessionStorage.removeItem(KEY_STORAGE);
     sessionStorage.removeItem(USERNAME_STORAGE);
+    sessionStorage.removeItem(SCOPE_STORAGE);
   },
 };
+
+/** What the UI needs of GET /v1/account. */
+export interface AccountSummary {
+  username: string;
+  key: { scope: Scope };
+}
+
+function remember(account: AccountSummary): void {
+  sessionStorage.setItem(USERNAME_STORAGE, account.username);
+  sessionStorage.setItem(SCOPE_STORAGE, account.key.scope);
+}
+
+/** The signed-in key's scope: remembered at sign-in, else asked once (a tab signed in before scopes were shown). */
+export async function currentScope(): Promise<Scope | null> {
+  if (session.scope) return session.scope;
+  try {
+    const { body } = await api<AccountSummary>('GET', '/v1/account');
+    if (session.key) remember(body);
+    return body.key.scope;
+  } catch {
+    return null;
+  }
+}
 
 /** The signed-in account's username: remembered at sign-in, else asked once. */
 export async function currentUsername(): Promise<string | null> {
   if (session.username) return session.username;
   try {
-    const { body } = await api<{ username: string }>('GET', '/v1/account');
-    if (session.key) sessionStorage.setItem(USERNAME_STORAGE, body.username);
+    const { body } = await api<AccountSummary>('GET', '/v1/account');
+    if (session.key) remember(body);
     return body.username;
   } catch {
     return null;

@@ -35,6 +35,13 @@ export function dateTime(iso: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? '–' : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
+/** The day alone, for tables where the time of day does not matter (an expiry, a creation). */
+export function date(iso: string | null | undefined): string {
+  if (!iso) return '–';
+  const value = new Date(iso);
+  return Number.isNaN(value.getTime()) ? '–' : value.toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
 /** Offsets on a timeline axis: `+1.5 s`. */
 export function offset(ms: number): string {
   return ms === 0 ? '0' : `+${duration(ms)}`;

@@ -1,5 +1,5 @@
 // Sign-in with an API key. The key is checked against the API, then kept for this tab only.
-import { api, ApiFailure, session } from './api.js';
+import { api, ApiFailure, session, type AccountSummary } from './api.js';
 import { announce, h } from './dom.js';
 
 export function signInPage(main: HTMLElement, next: string): () => void {
@@ -25,8 +25,8 @@ export function signInPage(main: HTMLElement, next: string): () => void {
     button.disabled = true;
     try {
       // Tells whether the key works, and whose it is.
-      const { body } = await api<{ username: string }>('GET', '/v1/account', undefined, { key });
-      session.signIn(key, body.username);
+      const { body } = await api<AccountSummary>('GET', '/v1/account', undefined, { key });
+      session.signIn(key, body);
       announce('Signed in.');
       if (location.hash === next) window.dispatchEvent(new HashChangeEvent('hashchange'));
       else location.hash = next;

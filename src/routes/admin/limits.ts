@@ -83,7 +83,7 @@ const adminLimitRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const account = await findAccount(app.db, request.params.username);
     const range = usageRange(request.query, app.quotaClock());
     await app.usageLedger.flush();
-    return usageReport(app.database, account.id, range, request.query.group_by ?? 'day');
+    return usageReport(app.database, account.id, range, request.query.group_by ?? 'day', request.query.then_by);
   });
 };
 

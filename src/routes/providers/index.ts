@@ -2,13 +2,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, OkSchema, successResponse, withExamples } from '../../schemas/common.js';
 import {
-  ConnectionListSchema,
+  ConnectionStatusListSchema,
   ConnectionSchema,
   CreateConnectionBodySchema,
   ProviderParamsSchema,
   UpdateConnectionBodySchema,
 } from '../../schemas/providers.js';
 import * as ex from '../../schemas/examples.js';
+import { ApiError } from '../../errors.js';
 
 const tags = ['providers'];
 
@@ -16,8 +17,32 @@ const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const connections = app.connections;
 
   app.get('', {
-    schema: { operationId: 'listProviders', tags, summary: 'List your provider connections, in routing order', response: { 200: successResponse('Your connections, in routing order', ConnectionListSchema, { data: [ex.connectionExample] }), ...errorResponses(401) } },
-  }, async (request) => ({ data: await connections.list(request.principal.accountId) }));
+    schema: {
+      operationId: 'listProviders',
+      tags,
+      summary: 'List your provider connections, in routing order, with their health',
+      description: 'Each connection carries its circuit state and last failed attempt as the node answering has seen them (each node keeps its own).',
+      response: { 200: successResponse('Your connections, in routing order', ConnectionStatusListSchema, { data: [{ ...ex.connectionExample, circuit_state: 'closed', last_error: null }] }), ...errorResponses(401) },
+    },
+  }, async (request) => {
+    const { accountId } = request.principal;
+    // A circuit is named after the key it uses; a key that cannot be decrypted must not hide the
+    // list, where its owner goes to replace it (calls through it report the problem loudly).
+    const [views, stored] = await Promise.all([
+      connections.list(accountId),
+      connections.forRouting(accountId).catch((error: unknown) => {
+        if (error instanceof ApiError && error.code === 'provider_key_unreadable') return [];
+        throw error;
+      }),
+    ]);
+    const byProvider = new Map(stored.map((c) => [c.provider, c]));
+    return {
+      data: views.map((view) => {
+        const connection = byProvider.get(view.provider);
+        return { ...view, ...(connection ? app.providerRouter.health(connection) : { circuit_state: 'closed' as const, last_error: null }) };
+      }),
+    };
+  });
 
   app.post('', {
     schema: {

@@ -21,7 +21,7 @@ const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const range = usageRange(request.query, app.quotaClock());
     // Read-your-writes on this node: what it has buffered goes to the database first.
     await app.usageLedger.flush();
-    return usageReport(app.database, request.principal.accountId, range, request.query.group_by ?? 'day');
+    return usageReport(app.database, request.principal.accountId, range, request.query.group_by ?? 'day', request.query.then_by);
   });
 };
 
