@@ -99,7 +99,7 @@ describe.skipIf(browserMissing)('the playground’s code editor, in Chromium', (
     await expect(page.locator('#run-answer').textContent()).resolves.toMatch(/^echo: Draft: echo: Question: /);
 
     // CodeMirror's own styles (a flex column) were admitted by the page's nonce, and nothing was refused.
-    await expect(page.locator('.cm-editor').evaluate((el) => getComputedStyle(el).display)).resolves.toBe('flex');
+    await expect(page.evaluate<string>("getComputedStyle(document.querySelector('.cm-editor')).display")).resolves.toBe('flex');
     await expect(refused()).resolves.toEqual([]);
   });
 

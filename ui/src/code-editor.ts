@@ -12,17 +12,12 @@ import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { Compartment, EditorSelection, EditorState } from '@codemirror/state';
 import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from '@codemirror/view';
 import { classHighlighter } from '@lezer/highlight';
+import type { Suggestions } from './suggestions.js';
 
 export interface Problem {
   /** 1-based line, or null for a problem of the whole config (listed, not underlined). */
   line: number | null;
   message: string;
-}
-
-export interface Suggestions {
-  /** Offset where the replaced word starts. */
-  from: number;
-  options: Array<{ label: string; detail?: string; type?: string }>;
 }
 
 export interface CodeEditorOptions {

@@ -3,7 +3,7 @@
 // knobInfo field's `from:`), and the language's words for `type:` (of a step, a field or a
 // knob), `loopRef:`, `nodeRef:`, `input:` and `strategy:`. Works on YAML and JSON alike: the
 // page's yaml parser (passed in, as in locate.ts) gives each key's place in the document.
-import type { Suggestions } from './code-editor.js';
+import type { Suggestions } from './suggestions.js';
 import type { PathSegment } from './locate.js';
 
 export const STEP_TYPES = ['normal', 'sequential', 'group'];
