@@ -40,7 +40,8 @@ describe.skipIf(browserMissing)('the playground’s code editor, in Chromium', (
     await ui?.close();
   });
 
-  const run = (name: string, body: (page: Page) => Promise<void>) => it(name, () => onPage(browser, name, body), 90_000);
+  const run = (name: string, body: (page: Page) => Promise<void>, viewport?: { width: number; height: number }) =>
+    it(name, () => onPage(browser, name, body, viewport), 90_000);
 
   /** Opens the playground with LADDER in the editor, the cursor just after `stepId: draft` on line 13. */
   async function openWithLadder(page: Page) {
@@ -115,4 +116,19 @@ describe.skipIf(browserMissing)('the playground’s code editor, in Chromium', (
     await expect(focusedIsEditor()).resolves.toBe(false);
     await expect(editor.getAttribute('aria-describedby')).resolves.toBe('config-help config-status');
   });
+
+  run('highlights JSON as JSON, and YAML again when the text turns back, on a phone screen without sideways scrolling', async (page) => {
+    const { editor } = await openWithLadder(page);
+    // YAML's keys (five "name:" in LADDER) are definitions; JSON's are plain property names.
+    const yamlKey = page.locator('.tok-propertyName.tok-definition', { hasText: /^name$/ });
+    await expect.poll(() => yamlKey.count(), WAIT).toBe(5);
+    await editor.fill(JSON.stringify({ name: 'Json', exit: 'a', steps: [{ id: 'a', name: 'A', type: 'normal' }] }, null, 2));
+    await page.getByText('Valid: ready to save and run.').waitFor(WAIT);
+    await expect(page.locator('.tok-propertyName:not(.tok-definition)', { hasText: /^"name"$/ }).count()).resolves.toBe(2);
+    await expect(yamlKey.count()).resolves.toBe(0);
+    await editor.fill(LADDER);
+    await expect.poll(() => yamlKey.count(), WAIT).toBe(5);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+  }, { width: 390, height: 844 });
 });
