@@ -40,6 +40,8 @@ export interface CodeEditor {
   /** Focuses the editor with the line selected and scrolled into view. */
   selectLine(line: number): void;
   focus(): void;
+  /** Removes the editor and the listeners it keeps on the window. */
+  destroy(): void;
 }
 
 const looksLikeJson = (text: string) => /^\s*[{[]/.test(text);
@@ -122,6 +124,9 @@ export function createCodeEditor(options: CodeEditorOptions): CodeEditor {
     },
     focus() {
       view.focus();
+    },
+    destroy() {
+      view.destroy();
     },
   };
 }

@@ -306,6 +306,7 @@ export function playgroundPage(main: HTMLElement): () => void {
   void check();
   return () => {
     checking?.abort();
+    editor.destroy();
   };
 }
 
