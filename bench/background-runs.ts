@@ -122,7 +122,7 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
     // 1. Per model call, for each shape: the interpreter alone, a synchronous run, a background run.
     const connections = await app.connections.forRouting(account.id);
     const perCall = (ms: number[]) => mean(ms) / 32;
-    const limits = { maxNodesPerStep: 32, maxModelCallsPerRun: 500, maxRecursionDepth: 10, maxRunMs: 60_000, maxConcurrentCalls: FAN_OUT + 1, maxSpendUsd: 50 };
+    const limits = { maxNodesPerStep: 32, maxModelCallsPerRun: 500, maxRecursionDepth: 10, maxRunMs: 60_000, maxConcurrentCalls: FAN_OUT + 1, maxSpendNanos: 50_000_000_000 };
     lines.push(`${label}: 32-call ladders, ${RUNS} runs each, mean per model call:`);
     for (const [shape, config] of Object.entries(shapes)) {
       // CPU time of this process (service and load alike) per call: steadier than latency on a shared machine.

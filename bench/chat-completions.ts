@@ -183,7 +183,7 @@ async function main(): Promise<void> {
     const { auth, username } = account;
     // A second key with every limit set (high enough never to refuse): the quota gate's cost.
     const limitedKey = (await call(tls, `${service}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string; id: string };
-    const limits = { requests_per_minute: 1_000_000_000, tokens_per_minute: 1_000_000_000, usd_per_day: 1_000_000, usd_per_month: 100_000_000 };
+    const limits = { requests_per_minute: 1_000_000_000, tokens_per_minute: 1_000_000_000, usd_per_day: 1_000_000, usd_per_month: 9_000_000 };
     const put = await request(`${service}/v1/admin/api-keys/${limitedKey.id}/limits`, {
       method: 'PUT', dispatcher: tls, headers: { 'content-type': 'application/json', ...admin }, body: JSON.stringify(limits),
     });

@@ -82,17 +82,17 @@ async function bench(label: string, databaseUrl: string | null, usageRows: numbe
     const CHUNK = 1_000_000;
     for (let from = 1; from <= usageRows; from += CHUNK) {
       await db.query(
-        `insert into usage_records (created_at, account_id, api_key_id, provider, model, ladder, prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome)
+        `insert into usage_records (created_at, account_id, api_key_id, provider, model, ladder, prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome)
          select now() - interval '1 day' * (i::float8 / $3 * 60), $1, null, (array['openai','anthropic','google'])[1 + i % 3],
            (array['gpt-4o-mini','gpt-4o','claude-3-5-haiku-latest','gemini-2.5-flash'])[1 + i % 4],
-           (array[null,'a/one','a/two','a/three','a/four','a/five'])[1 + i % 6], 100 + i % 50, 20 + i % 30, 120 + i % 50 + i % 30, 0.0001, 'ok'
+           (array[null,'a/one','a/two','a/three','a/four','a/five'])[1 + i % 6], 100 + i % 50, 20 + i % 30, 120 + i % 50 + i % 30, 100000, 'ok'
          from generate_series($2::int, least($2::int + ${CHUNK} - 1, $3::int)) i`,
         [account.id, from, usageRows],
       );
     }
     await db.query(
-      `insert into usage_hourly (account_id, hour, api_key_id, provider, model, ladder, requests, prompt_tokens, completion_tokens, total_tokens, cost_usd)
-       select account_id, date_trunc('hour', created_at, 'UTC'), api_key_id, provider, model, ladder, count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), sum(cost_usd)
+      `insert into usage_hourly (account_id, hour, api_key_id, provider, model, ladder, requests, prompt_tokens, completion_tokens, total_tokens, cost_nanos)
+       select account_id, date_trunc('hour', created_at, 'UTC'), api_key_id, provider, model, ladder, count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), sum(cost_nanos)
        from usage_records group by 1, 2, 3, 4, 5, 6`,
     );
     for (let from = 1; from <= instanceRows; from += CHUNK) {
@@ -121,7 +121,7 @@ async function bench(label: string, databaseUrl: string | null, usageRows: numbe
     // The report as it was read before the hourly totals, straight from the database.
     const rawScan = await timed(Math.min(REQUESTS, 5), () =>
       db.query(
-        `select model, count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), sum(cost_usd) from usage_records
+        `select model, count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), sum(cost_nanos) from usage_records
          where account_id = $1 and created_at >= $2 and created_at < $3 group by model order by model`,
         [account.id, monthStart, now.toISOString()],
       ),
@@ -159,7 +159,7 @@ async function ledgerWal(server: RunningServer): Promise<number> {
   for (let i = 0; i < rows; i++) {
     app.usageLedger.record({
       at: Date.now(), accountId, apiKeyId: null, provider: 'openai', model: i % 2 ? 'gpt-4o-mini' : 'gpt-4o', ladder: null, instanceId: null,
-      usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 }, costUsd: 0.0001, outcome: 'ok',
+      usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 }, costNanos: 100_000, outcome: 'ok',
     });
     if (i % 500 === 499) await app.usageLedger.flush();
   }

@@ -1,12 +1,13 @@
 // `npm run screenshot`: docs/images/timeline.png, the timeline of a run of the published
-// "Gated tree of thought" example ladder. The real service (HTTPS, embedded database, in a
+// "Gated tree of thought" example ladder, and docs/screenshots/playground-editor.png, the
+// playground's editor showing a mistake at its line. The real service (HTTPS, embedded database, in a
 // temporary data directory) runs the ladder against a local fake OpenAI whose scripted replies
 // take realistic times and make the judge's gate keep two thoughts of three; headless Chromium
 // signs in to the web UI and photographs the run's page.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { Agent, fetch } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
@@ -14,6 +15,7 @@ import { startFakeOpenAI } from '../test/fakes/vendors.js';
 import { gatedTreeOfThought } from '../test/ladders/examples.js';
 
 const OUT = path.resolve(process.argv[2] ?? 'docs/images/timeline.png');
+const EDITOR_OUT = path.resolve('docs/screenshots/playground-editor.png');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ADMIN_TOKEN = 'screenshot-admin-token-0123456789';
 
@@ -59,14 +61,54 @@ async function main(): Promise<void> {
     await page.getByRole('button', { name: /^Node 3 of judge/ }).click();
     await page.getByRole('heading', { name: /judge · node 3/ }).waitFor();
     await page.locator('main').screenshot({ path: OUT });
-    await browser.close();
     console.log(`wrote ${path.relative(process.cwd(), OUT)}`);
+    await photographEditor(page, EDITOR_OUT);
+    console.log(`wrote ${path.relative(process.cwd(), EDITOR_OUT)}`);
+    await browser.close();
   } finally {
     await dispatcher.close();
     await server.close();
     await fake.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The playground with a misspelt step id: underlined at its line, its message on hover and listed below. */
+async function photographEditor(page: Page, out: string): Promise<void> {
+  await page.goto(page.url().replace(/#.*$/, '#/playground'));
+  await page.getByRole('textbox', { name: 'Ladder config (YAML or JSON)' }).fill(`name: Draft and judge
+description: Drafts answers, then writes the best one.
+exit: answer
+knobs:
+  drafts:
+    name: Drafts
+    type: nodes
+    input: slider
+    steps:
+      - { title: One, value: 1 }
+      - { title: Two, value: 2, default: true }
+      - { title: Four, value: 4 }
+steps:
+  - id: draft
+    name: Draft
+    type: normal
+    nodes: "{{knobs.drafts}}"
+    fields:
+      - { name: Question, type: text, from: input.context }
+    systemPrompt: Answer the question.
+  - id: answer
+    name: Answer
+    type: normal
+    fields:
+      - { name: Question, type: text, from: input.context }
+      - { name: Draft, type: multi_ingest, from: { stepId: drafts } }
+    systemPrompt: Write the best answer from the drafts.
+`);
+  await page.getByRole('listitem').filter({ hasText: 'no step has id "drafts"' }).waitFor();
+  await page.locator('.cm-lintRange-error').hover();
+  await page.locator('.cm-tooltip-hover .cm-diagnostic').waitFor();
+  // A clip of the page, not an element's screenshot, which would move away from the hover.
+  await page.screenshot({ path: out, clip: (await page.locator('main').boundingBox())! });
 }
 
 type Call = (method: string, url: string, token: string, body?: unknown) => Promise<{ res: { headers: { get(name: string): string | null } }; body: Record<string, any> }>;

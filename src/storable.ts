@@ -1,6 +1,6 @@
 // Numbers that reach the database from outside (a vendor's token counts, the cost computed from
 // them) made storable, as src/unicode.ts does for text: whatever a vendor reports, the write
-// that records it cannot fail. Token columns are 32-bit integers; costs are doubles.
+// that records it cannot fail. Token columns are 32-bit integers; costs are bigint nanos.
 
 /**
  * The largest token count one call is recorded with. No model reads or writes a billion tokens
@@ -14,7 +14,8 @@ export function storableCount(value: unknown): number {
   return value >= MAX_TOKEN_COUNT ? MAX_TOKEN_COUNT : Math.trunc(value);
 }
 
-/** An amount of money in USD: finite and not negative, else 0. */
+/** An amount of money in nanos (src/money.ts): a whole number from 0 to MAX_SAFE_INTEGER, else 0 or the cap. */
 export function storableAmount(value: number): number {
-  return Number.isFinite(value) && value > 0 ? value : 0;
+  if (!(value > 0)) return 0; // also NaN
+  return value >= Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : Math.round(value);
 }

@@ -3,7 +3,6 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
-  doublePrecision,
   index,
   integer,
   jsonb,
@@ -19,6 +18,8 @@ import {
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 const updatedAt = () => timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+/** Money: whole nano-dollars (src/money.ts), exact in a JS number up to about $9M and in SQL sums beyond. */
+const nanos = (name: string) => bigint(name, { mode: 'number' });
 
 export const accounts = pgTable('accounts', {
   id: uuid('id').primaryKey().defaultRandom(),
@@ -138,7 +139,8 @@ export const instances = pgTable(
     answer: text('answer'),
     error: jsonb('error').$type<{ status: number; type: string; code: string; message: string }>(),
     usage: jsonb('usage').$type<{ prompt_tokens: number; completion_tokens: number; total_tokens: number }>(),
-    spendUsd: doublePrecision('spend_usd').notNull().default(0),
+    /** What the run paid its vendors, in nano-dollars (src/money.ts). */
+    spendNanos: nanos('spend_nanos').notNull().default(0),
     modelCalls: integer('model_calls').notNull().default(0),
     trace: jsonb('trace').$type<unknown[]>(),
     createdAt: createdAt(),
@@ -184,7 +186,7 @@ export const instanceCalls = pgTable(
     callKey: text('call_key').notNull(),
     output: text('output').notNull(),
     usage: jsonb('usage').$type<{ prompt_tokens: number; completion_tokens: number; total_tokens: number }>().notNull(),
-    costUsd: doublePrecision('cost_usd').notNull(),
+    costNanos: nanos('cost_nanos').notNull(),
     provider: text('provider'),
     latencyMs: integer('latency_ms').notNull(),
     createdAt: createdAt(),
@@ -192,7 +194,7 @@ export const instanceCalls = pgTable(
     promptHash: text('prompt_hash'),
     /** On a reused call: the source run's call key it reused (each at most once), and the cost that saved. */
     reusedFrom: text('reused_from'),
-    savedUsd: doublePrecision('saved_usd'),
+    savedNanos: nanos('saved_nanos'),
   },
   (t) => [primaryKey({ columns: [t.instanceId, t.callKey] })],
 );
@@ -226,8 +228,8 @@ export const quotaLimits = pgTable(
     subjectId: uuid('subject_id').notNull(),
     requestsPerMinute: integer('requests_per_minute'),
     tokensPerMinute: integer('tokens_per_minute'),
-    usdPerDay: doublePrecision('usd_per_day'),
-    usdPerMonth: doublePrecision('usd_per_month'),
+    nanosPerDay: nanos('nanos_per_day'),
+    nanosPerMonth: nanos('nanos_per_month'),
     updatedAt: updatedAt(),
   },
   (t) => [primaryKey({ columns: [t.scope, t.subjectId] })],
@@ -237,7 +239,7 @@ export type QuotaMetric = 'requests' | 'tokens' | 'usd_day' | 'usd_month';
 
 // One counter per subject, metric and UTC window, shared by every process. For requests and
 // tokens, `amount` is what has been handed out to processes as shares (never above the limit)
-// and `last_grant` the size of the latest share; for spend, `amount` is the USD recorded by
+// and `last_grant` the size of the latest share; for spend, `amount` is the nanos recorded by
 // ledger batches so far.
 export const quotaWindows = pgTable(
   'quota_windows',
@@ -246,8 +248,9 @@ export const quotaWindows = pgTable(
     subjectId: uuid('subject_id').notNull(),
     metric: text('metric').$type<QuotaMetric>().notNull(),
     windowStart: timestamp('window_start', { withTimezone: true, mode: 'date' }).notNull(),
-    amount: doublePrecision('amount').notNull().default(0),
-    lastGrant: doublePrecision('last_grant').notNull().default(0),
+    /** Whole requests, tokens or nano-dollars. */
+    amount: nanos('amount').notNull().default(0),
+    lastGrant: nanos('last_grant').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.scope, t.subjectId, t.metric, t.windowStart] }), index('quota_windows_start_idx').on(t.windowStart)],
 );
@@ -268,7 +271,7 @@ export const usageRecords = pgTable(
     promptTokens: integer('prompt_tokens').notNull(),
     completionTokens: integer('completion_tokens').notNull(),
     totalTokens: integer('total_tokens').notNull(),
-    costUsd: doublePrecision('cost_usd').notNull(),
+    costNanos: nanos('cost_nanos').notNull(),
     /** `ok`, or the error code the call ended with. */
     outcome: text('outcome').notNull(),
   },
@@ -298,7 +301,7 @@ export const usageHourly = pgTable(
     promptTokens: tokens('prompt_tokens'),
     completionTokens: tokens('completion_tokens'),
     totalTokens: tokens('total_tokens'),
-    costUsd: doublePrecision('cost_usd').notNull(),
+    costNanos: nanos('cost_nanos').notNull(),
   },
   // Leads with (account, hour): a report's range is one index range. NULLS NOT DISTINCT, so a
   // direct call's group (no ladder) is one row too.

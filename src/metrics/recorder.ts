@@ -3,6 +3,7 @@
 // created once and kept, so the hot path is a map lookup and an increment. When metrics are
 // off, `disabledMetrics` has the same API and does nothing.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { nanosToUsd } from '../money.js';
 import type { Attempt } from '../providers/types.js';
 import { METRIC_PREFIX, METRICS, type MetricDefinition } from './catalog.js';
 
@@ -40,7 +41,7 @@ export interface Metrics {
   /** A ladder run ended (the synchronous route counts its own; workers call this for async runs). */
   runFinished(mode: RunMode, status: RunStatus): void;
   /** A model call passed through metering: counted, and its cost added to the spend. */
-  modelCall(kind: CallKind, ok: boolean, costUsd: number): void;
+  modelCall(kind: CallKind, ok: boolean, costNanos: number): void;
   /** The usage ledger set aside a row the database refused. */
   usageRowRejected(): void;
   /** How many of this process's background workers are running a run now. */
@@ -205,10 +206,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
       runChildren.get(`${mode}:${status}`)?.inc();
     },
 
-    modelCall(kind, ok, costUsd) {
+    modelCall(kind, ok, costNanos) {
       const child = callChildren[kind];
       (ok ? child.ok : child.error).inc();
-      if (costUsd > 0) child.spend.inc(costUsd);
+      // Prometheus counts in base units (USD); the counter's own sum of doubles is what scrapers expect.
+      if (costNanos > 0) child.spend.inc(nanosToUsd(costNanos));
     },
 
     usageRowRejected() {

@@ -3,6 +3,7 @@
 // (optionally also "cached_input" and "reasoning": the rates of cache reads and reasoning tokens),
 // read once at boot; every problem is reported at once, each naming the model and member.
 import { readFileSync } from 'node:fs';
+import { isWholeNanos } from '../money.js';
 import type { ModelPrice } from './prices.js';
 
 export class PricesFileError extends Error {
@@ -40,6 +41,8 @@ export function parsePrices(document: unknown): Record<string, ModelPrice> {
         if (member === 'input' || member === 'output') problems.push(`${where}.${member}: missing (USD per million tokens)`);
       } else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
         problems.push(`${where}.${member}: must be a number of USD per million tokens, 0 or more, got ${JSON.stringify(value)}`);
+      } else if (!isWholeNanos(value)) {
+        problems.push(`${where}.${member}: at most 9 decimals (whole nano-dollars per million tokens), got ${JSON.stringify(value)}`);
       }
     }
     const key = name.toLowerCase();

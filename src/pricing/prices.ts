@@ -2,6 +2,7 @@
 // budgets, the usage ledger and spend quotas. Operators add or override entries with PRICES_FILE.
 // List prices of the vendors' standard (non-batch, short-context) tier as published in late
 // 2025, with the cache-read price where the vendor publishes one; update them here when a vendor changes its price list.
+import { NANOS_PER_USD } from '../money.js';
 import type { Usage } from '../providers/types.js';
 
 export interface ModelPrice {
@@ -149,16 +150,36 @@ export function priceOf(model: string, table: PriceTable = defaultPriceTable): M
   return findModelPrice(model, table) ?? table.unknownModel;
 }
 
+/** A price in USD per million tokens as nanos per token, for worst-case estimates (not exact: 0.0375 is 37.5). */
+export const nanosPerToken = (usdPerMillion: number): number => usdPerMillion * 1000;
+
+/** A price as an integer number of nanos per million tokens (prices have at most 9 decimals). */
+const nanosPerMillion = (usdPerMillion: number): number => Math.round(usdPerMillion * NANOS_PER_USD);
+
 /**
- * The cost in USD of one call's usage. Cached prompt tokens and reasoning tokens are parts of
- * the prompt and completion counts; where the price has their own rate, that part is charged at it.
+ * The cost of one call's usage in nanos (docs/quotas.md, "Money"): the exact sum of tokens times
+ * their price, rounded once to whole nanos, half up. Cached prompt tokens and reasoning tokens
+ * are parts of the prompt and completion counts; where the price has their own rate, that part
+ * is charged at it.
  */
 export function costOf(model: string, usage: Usage, table: PriceTable = defaultPriceTable): number {
   const price = priceOf(model, table);
   const cached = price.cachedInput === undefined ? 0 : Math.min(usage.prompt_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
   const reasoning = price.reasoning === undefined ? 0 : Math.min(usage.completion_tokens, usage.completion_tokens_details?.reasoning_tokens ?? 0);
-  return (
-    (usage.prompt_tokens - cached) * price.input + cached * (price.cachedInput ?? 0) +
-    (usage.completion_tokens - reasoning) * price.output + reasoning * (price.reasoning ?? 0)
-  ) / 1_000_000;
+  const parts: Array<[number, number]> = [
+    [usage.prompt_tokens - cached, price.input],
+    [cached, price.cachedInput ?? 0],
+    [usage.completion_tokens - reasoning, price.output],
+    [reasoning, price.reasoning ?? 0],
+  ];
+  let units = 0;
+  for (const [tokens, usd] of parts) units += tokens * nanosPerMillion(usd);
+  if (units > Number.MAX_SAFE_INTEGER) {
+    // Beyond 2^53 a double no longer holds every integer (10M tokens at $1,000 per million): redo it in BigInt.
+    let exact = 0n;
+    for (const [tokens, usd] of parts) exact += BigInt(Math.round(tokens)) * BigInt(nanosPerMillion(usd));
+    return Number((exact + 500_000n) / 1_000_000n);
+  }
+  const rest = units % 1_000_000;
+  return (units - rest) / 1_000_000 + (rest >= 500_000 ? 1 : 0);
 }

@@ -6,7 +6,8 @@ import { quotaExceeded, rateLimitExceeded } from '../errors.js';
 import type { Usage } from '../providers/types.js';
 import { hasLimits, type Limits, type LimitsStore } from './limits-store.js';
 import type { RatePool, RateMetric, RateState } from './rate-pool.js';
-import { worstCaseUsd, type SpendDemand } from './spend-demand.js';
+import { formatUsd, nanosOf } from '../money.js';
+import { worstCaseNanos, type SpendDemand } from './spend-demand.js';
 import type { SpendCounter, SpendHolds } from './spend-holds.js';
 import type { SpendMetric, SpendTracker } from './spend.js';
 import { formatReset, windowOf, type Clock } from './windows.js';
@@ -20,7 +21,7 @@ export interface QuotaSubject {
 
 /** An admitted call: settle it once with what it used (null when it failed) and what it cost. */
 export interface Admission {
-  settle(usage: Usage | null, costUsd?: number): void;
+  settle(usage: Usage | null, costNanos?: number): void;
   /** x-ratelimit-* headers for the answer; empty when no rate limit applies. */
   headers(): Record<string, string>;
   /** The output cap the call must be sent with (what the spend quota pays), when it was lowered. */
@@ -32,7 +33,8 @@ const UNLIMITED: Admission = { settle: () => {}, headers: () => ({}) };
 /** What a call holds of its spend quotas while it runs. */
 interface SpendHold {
   counters: SpendCounter[];
-  usd: number;
+  /** Whole nanos held in each counter. */
+  nanos: number;
   maxTokens?: number;
 }
 
@@ -45,6 +47,12 @@ interface Scoped {
 
 const RATE_FIELD: Record<RateMetric, 'requests_per_minute' | 'tokens_per_minute'> = { requests: 'requests_per_minute', tokens: 'tokens_per_minute' };
 const SPEND_FIELD: Record<SpendMetric, 'usd_per_day' | 'usd_per_month'> = { usd_day: 'usd_per_day', usd_month: 'usd_per_month' };
+
+/** A spend limit in nanos (the store keeps limits in whole nanos; Limits shows them in USD). */
+function spendLimit(limits: Limits, metric: SpendMetric): number | null {
+  const usd = limits[SPEND_FIELD[metric]];
+  return usd === null ? null : nanosOf(usd);
+}
 
 export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; spend: SpendTracker; holds: SpendHolds; clock: Clock }) {
   const { rates, spend, holds, clock } = deps;
@@ -60,14 +68,14 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
   async function checkSpend(scoped: Scoped[], now: number): Promise<void> {
     for (const s of scoped) {
       for (const metric of ['usd_day', 'usd_month'] as const) {
-        const limit = s.limits[SPEND_FIELD[metric]];
+        const limit = spendLimit(s.limits, metric);
         if (limit === null) continue;
         const spent = await spend.spent(s.scope, s.id, metric, now);
         if (spent >= limit) {
           const window = windowOf(metric, now);
           const period = metric === 'usd_day' ? 'daily' : 'monthly';
           throw quotaExceeded(
-            `Spend quota exceeded: ${s.label} has spent $${spent.toFixed(6)} of its ${period} limit of $${limit} ` +
+            `Spend quota exceeded: ${s.label} has spent ${formatUsd(spent)} of its ${period} limit of ${formatUsd(limit)} ` +
               `(UTC ${metric === 'usd_day' ? 'day' : 'month'}); the quota resets at ${new Date(window.end).toISOString()}.`,
           );
         }
@@ -86,25 +94,25 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
     const counters: Array<SpendCounter & { limit: number; s: Scoped }> = [];
     for (const s of scoped) {
       for (const metric of ['usd_day', 'usd_month'] as const) {
-        const limit = s.limits[SPEND_FIELD[metric]];
+        const limit = spendLimit(s.limits, metric);
         if (limit !== null) counters.push({ scope: s.scope, id: s.id, metric, windowStart: windowOf(metric, now).start, limit, s });
       }
     }
-    const want = worstCaseUsd(demand, demand.maxCap);
-    const least = worstCaseUsd(demand, demand.minCap);
+    const want = worstCaseNanos(demand, demand.maxCap);
+    const least = worstCaseNanos(demand, demand.minCap);
     await holds.caughtUp();
     const results = await Promise.allSettled(counters.map((c) => holds.hold(c, c.limit, want, least)));
     const held = results.map((r) => (r.status === 'fulfilled' ? r.value : { held: 0, amount: 0 }));
     // What every counter granted: the call may use the least of them.
-    let usd = Math.min(...held.map((h) => h.held));
+    let nanos = Math.min(...held.map((h) => h.held));
     let maxTokens: number | undefined;
-    const refused = held.findIndex((h) => h.held < least - 1e-12);
+    const refused = held.findIndex((h) => h.held < least);
     if (refused === -1 && demand.lowerable) {
-      const affordable = demand.perCapTokenUsd > 0 ? Math.floor((usd - demand.promptUsd) / demand.perCapTokenUsd + 1e-9) : demand.maxCap;
+      const affordable = demand.perCapTokenNanos > 0 ? Math.floor((nanos - demand.promptNanos) / demand.perCapTokenNanos + 1e-9) : demand.maxCap;
       maxTokens = Math.max(demand.minCap, Math.min(demand.maxCap, affordable));
-      usd = worstCaseUsd(demand, maxTokens);
+      nanos = Math.min(nanos, worstCaseNanos(demand, maxTokens));
     }
-    const kept = refused === -1 ? usd : 0;
+    const kept = refused === -1 ? nanos : 0;
     counters.forEach((c, i) => holds.release(c, held[i]!.held - kept, false));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -112,12 +120,12 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
       const c = counters[refused]!;
       const period = c.metric === 'usd_day' ? 'daily' : 'monthly';
       throw quotaExceeded(
-        `Spend quota exceeded: ${c.s.label} has spent or holds for calls in flight $${held[refused]!.amount.toFixed(6)} of its ${period} limit of ` +
-          `$${c.limit}, and this call may cost up to $${least.toFixed(6)} (UTC ${c.metric === 'usd_day' ? 'day' : 'month'}); ` +
+        `Spend quota exceeded: ${c.s.label} has spent or holds for calls in flight ${formatUsd(held[refused]!.amount)} of its ${period} limit of ` +
+          `${formatUsd(c.limit)}, and this call may cost up to ${formatUsd(least)} (UTC ${c.metric === 'usd_day' ? 'day' : 'month'}); ` +
           `the quota resets at ${new Date(windowOf(c.metric, now).end).toISOString()}.`,
       );
     }
-    return { counters, usd, ...(maxTokens !== undefined ? { maxTokens } : {}) };
+    return { counters, nanos, ...(maxTokens !== undefined ? { maxTokens } : {}) };
   }
 
   /** The tightest limit of each rate metric over the subject's scopes, as OpenAI's headers. */
@@ -153,14 +161,14 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
       let hold: SpendHold | null = null;
       if (demand && spendLimited(scoped)) hold = await holdSpend(scoped, demand(), now);
       else await checkSpend(scoped, now);
-      const giveBack = (costUsd: number) => {
+      const giveBack = (costNanos: number) => {
         // The part not spent goes back at once; the spent part once the ledger has recorded it,
         // which it does in the window the call ends in: a hold of an earlier window goes back now.
-        const cost = Math.min(costUsd, hold?.usd ?? 0);
+        const cost = Math.min(costNanos, hold?.nanos ?? 0);
         const end = clock();
         for (const c of hold?.counters ?? []) {
           const sameWindow = windowOf(c.metric, end).start === c.windowStart;
-          holds.release(c, sameWindow ? hold!.usd - cost : hold!.usd, false);
+          holds.release(c, sameWindow ? hold!.nanos - cost : hold!.nanos, false);
           if (sameWindow) holds.release(c, cost, true);
         }
       };
@@ -188,10 +196,10 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
       }
       let settled = false;
       return {
-        settle(usage, costUsd = 0) {
+        settle(usage, costNanos = 0) {
           if (settled) return;
           settled = true;
-          giveBack(usage ? costUsd : 0);
+          giveBack(usage ? costNanos : 0);
           for (const t of taken) {
             if (t.metric !== 'tokens') continue;
             // Charged the estimate; now the truth: refund the rest, or charge the excess.

@@ -4,7 +4,9 @@
 import { and, eq, inArray, or } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { quotaLimits, type QuotaScope } from '../db/schema.js';
+import { nanosToUsd, usdToNanos } from '../money.js';
 
+/** The limits as the API shows them: spend in USD (stored as nanos, src/money.ts). */
 export interface Limits {
   requests_per_minute: number | null;
   tokens_per_minute: number | null;
@@ -31,8 +33,15 @@ type Row = typeof quotaLimits.$inferSelect;
 
 const toLimits = (row: Row | undefined): Limits =>
   row
-    ? { requests_per_minute: row.requestsPerMinute, tokens_per_minute: row.tokensPerMinute, usd_per_day: row.usdPerDay, usd_per_month: row.usdPerMonth }
+    ? {
+        requests_per_minute: row.requestsPerMinute,
+        tokens_per_minute: row.tokensPerMinute,
+        usd_per_day: row.nanosPerDay === null ? null : nanosToUsd(row.nanosPerDay),
+        usd_per_month: row.nanosPerMonth === null ? null : nanosToUsd(row.nanosPerMonth),
+      }
     : NO_LIMITS;
+
+const nanosOf = (usd: number | null, param: string) => (usd === null ? null : usdToNanos(usd, param));
 
 const MAX_CACHED = 50_000;
 
@@ -93,22 +102,23 @@ export function createLimitsStore(db: Db, ttlMs: number) {
 
     /** Replaces the subject's limits (all null removes the row); this node applies them at once. */
     async set(scope: QuotaScope, id: string, limits: Limits): Promise<Limits> {
+      // Validated (whole nanos) before anything is written; what is kept is what is shown.
+      const row = {
+        requestsPerMinute: limits.requests_per_minute ?? null,
+        tokensPerMinute: limits.tokens_per_minute ?? null,
+        nanosPerDay: nanosOf(limits.usd_per_day ?? null, 'usd_per_day'),
+        nanosPerMonth: nanosOf(limits.usd_per_month ?? null, 'usd_per_month'),
+      };
       if (!hasLimits(limits)) {
         await db.delete(quotaLimits).where(and(eq(quotaLimits.scope, scope), eq(quotaLimits.subjectId, id)));
       } else {
-        const values = {
-          requestsPerMinute: limits.requests_per_minute,
-          tokensPerMinute: limits.tokens_per_minute,
-          usdPerDay: limits.usd_per_day,
-          usdPerMonth: limits.usd_per_month,
-          updatedAt: new Date(),
-        };
+        const values = { ...row, updatedAt: new Date() };
         await db
           .insert(quotaLimits)
           .values({ scope, subjectId: id, ...values })
           .onConflictDoUpdate({ target: [quotaLimits.scope, quotaLimits.subjectId], set: values });
       }
-      const stored = { ...NO_LIMITS, ...limits };
+      const stored = toLimits({ scope, subjectId: id, ...row, updatedAt: new Date() });
       remember(scope, id, stored);
       return stored;
     },

@@ -55,7 +55,7 @@ export function createRatePool(db: Db, options: RatePoolOptions) {
     const limit = bucket.limit;
     const first = Math.min(want, limit);
     // In ON CONFLICT ... SET, "quota_windows"."amount" is the row's value before this update.
-    const after = sql`greatest(${quotaWindows.amount}, least(${quotaWindows.amount} + ${want}::double precision, ${limit}::double precision))`;
+    const after = sql`greatest(${quotaWindows.amount}, least(${quotaWindows.amount} + ${want}::bigint, ${limit}::bigint))`;
     const [row] = await db
       .insert(quotaWindows)
       .values({ scope, subjectId: id, metric, windowStart: new Date(bucket.window.start), amount: first, lastGrant: first })

@@ -4,7 +4,7 @@
 // ladder chose it) gets the cap the remaining quota pays, between MIN_OUTPUT_TOKENS and
 // DEFAULT_MAX_OUTPUT_TOKENS, as ladder budgets do.
 import { DEFAULT_MAX_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS, PROMPT_OVERHEAD_TOKENS } from '../ladders/engine/budget.js';
-import type { ModelPrice } from '../pricing/prices.js';
+import { nanosPerToken, type ModelPrice } from '../pricing/prices.js';
 import { THINKING_BUDGET } from '../providers/adapters/content.js';
 import type { ChatRequest } from '../providers/types.js';
 
@@ -12,10 +12,10 @@ import type { ChatRequest } from '../providers/types.js';
 export const MEDIA_PART_TOKENS = 2000;
 
 export interface SpendDemand {
-  /** The prompt's worst case, in USD. */
-  promptUsd: number;
-  /** USD per token of the output cap (the output price, times `n` choices). */
-  perCapTokenUsd: number;
+  /** The prompt's worst case, in nanos (fractional: rounded up with the cap in worstCaseNanos). */
+  promptNanos: number;
+  /** Nanos per token of the output cap (the output price, times `n` choices). */
+  perCapTokenNanos: number;
   /** The prompt's worst case includes any thinking budget a vendor adds on top of the cap. */
   /** Whether the cap may be lowered to what the quota pays (the caller did not choose it). */
   lowerable: boolean;
@@ -38,21 +38,22 @@ export function promptTokenBound(request: ChatRequest): number {
 /** The worst case of `request` at `price`; `chosenByUs` for calls whose max_tokens a ladder set. */
 export function spendDemand(request: ChatRequest, price: ModelPrice, chosenByUs: boolean): SpendDemand {
   const cap = request.max_completion_tokens ?? request.max_tokens ?? null;
-  const perToken = price.output / 1_000_000;
+  const perToken = nanosPerToken(price.output);
   const thinking = request.reasoning_effort ? (THINKING_BUDGET[request.reasoning_effort] ?? 0) : 0;
   const choices = request.n ?? 1;
   const lowerable = chosenByUs || cap === null;
   const maxCap = lowerable ? Math.min(cap ?? DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_OUTPUT_TOKENS) : cap!;
   return {
-    promptUsd: (promptTokenBound(request) * price.input) / 1_000_000 + thinking * choices * perToken,
-    perCapTokenUsd: perToken * choices,
+    promptNanos: promptTokenBound(request) * nanosPerToken(price.input) + thinking * choices * perToken,
+    perCapTokenNanos: perToken * choices,
     lowerable,
     maxCap,
     minCap: lowerable ? Math.min(MIN_OUTPUT_TOKENS, maxCap) : maxCap,
   };
 }
 
-export const worstCaseUsd = (d: SpendDemand, cap: number) => d.promptUsd + cap * d.perCapTokenUsd;
+/** Whole nanos, rounded up: what a spend counter holds for the call. */
+export const worstCaseNanos = (d: SpendDemand, cap: number) => Math.ceil(d.promptNanos + cap * d.perCapTokenNanos);
 
 /** The request with its output cap set to `cap`, in the member it already uses (max_tokens when none). */
 export function withCap(request: ChatRequest, cap: number): ChatRequest {

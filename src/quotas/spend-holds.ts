@@ -47,7 +47,7 @@ export function createSpendHolds(db: Db, onError: (error: unknown) => void) {
     await db.execute(sql`
       update quota_windows q set amount = q.amount - v.amount
       from unnest(${column((r) => r.scope)}::text[], ${column((r) => r.id)}::uuid[], ${column((r) => r.metric)}::text[],
-        ${column((r) => new Date(r.windowStart).toISOString())}::timestamptz[], ${column((r) => r.amount)}::double precision[])
+        ${column((r) => new Date(r.windowStart).toISOString())}::timestamptz[], ${column((r) => r.amount)}::bigint[])
         as v(scope, subject_id, metric, window_start, amount)
       where q.scope = v.scope and q.subject_id = v.subject_id and q.metric = v.metric and q.window_start = v.window_start`);
   }
@@ -79,13 +79,13 @@ export function createSpendHolds(db: Db, onError: (error: unknown) => void) {
 
   return {
     /**
-     * Adds up to `want` USD to the counter, if at least `least` fits under `limit`. Resolves with
+     * Adds up to `want` nanos to the counter, if at least `least` fits under `limit`. Resolves with
      * what was added (0 when `least` did not fit) and the counter's amount after it.
      */
     async hold(counter: SpendCounter, limit: number, want: number, least: number): Promise<{ held: number; amount: number }> {
-      const fits = sql`${quotaWindows.amount} + ${least}::double precision <= ${limit}::double precision`;
+      const fits = sql`${quotaWindows.amount} + ${least}::bigint <= ${limit}::bigint`;
       // In ON CONFLICT ... SET, "quota_windows"."amount" is the row's value before this update.
-      const after = sql`case when ${fits} then ${quotaWindows.amount} + least(${want}::double precision, ${limit}::double precision - ${quotaWindows.amount}) else ${quotaWindows.amount} end`;
+      const after = sql`case when ${fits} then ${quotaWindows.amount} + least(${want}::bigint, ${limit}::bigint - ${quotaWindows.amount}) else ${quotaWindows.amount} end`;
       const first = least <= limit ? Math.min(want, limit) : 0;
       const [row] = await db
         .insert(quotaWindows)
@@ -129,7 +129,7 @@ export function createSpendHolds(db: Db, onError: (error: unknown) => void) {
       if (!held || !(amount > 0)) return;
       const given = Math.min(amount, held.amount);
       held.amount -= given;
-      if (held.amount <= 1e-12) costs.delete(key);
+      if (held.amount <= 0) costs.delete(key);
       queue.push({ ...counter, amount: given });
       void writeDue();
     },

@@ -80,10 +80,10 @@ export function createSpendTracker(db: Db, clock: () => number, listener: FlushL
     },
 
     /** A call's cost, recorded in this process (the ledger will carry it to the database). */
-    add(scope: QuotaScope, id: string, costUsd: number, at: number): void {
+    add(scope: QuotaScope, id: string, costNanos: number, at: number): void {
       for (const metric of SPEND_METRICS) {
         const view = views.get(keyOf(scope, id, metric));
-        if (view && view.windowStart === windowOf(metric, at).start) view.pending += costUsd;
+        if (view && view.windowStart === windowOf(metric, at).start) view.pending += costNanos;
       }
     },
 

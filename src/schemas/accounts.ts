@@ -16,7 +16,7 @@ export const MonthUsageSchema = Type.Object(
     start: Timestamp,
     requests: Type.Integer(),
     total_tokens: Type.Integer(),
-    cost_usd: Type.Number(),
+    cost_usd: Type.Number({ description: 'USD, exact to the nano-dollar' }),
   },
   { description: 'Model calls, tokens and spend since the start of the current UTC month (the usage ledger)' },
 );

@@ -107,7 +107,7 @@ export const InstanceSchema = Type.Object({
     steps_total: Type.Integer({ description: 'Step executions of a successful run (passes, group children, recursion children)' }),
   }),
   usage: UsageSchema,
-  spend_usd: Type.Number({ description: 'What the run paid its vendors; reused calls cost nothing' }),
+  spend_usd: Type.Number({ description: 'What the run paid its vendors, in USD exact to the nano-dollar; reused calls cost nothing' }),
   rerun_of: Nullable(Type.String({ ...Uuid, description: 'The finished instance this one reruns (`POST .../rerun`); null for any other run' })),
   reused_calls: Type.Integer({
     description: 'Of `progress.model_calls`, those a rerun reused from its source run instead of calling the vendor (0 for any other run)',
@@ -151,7 +151,7 @@ export const NodeTraceSchema = Type.Object({
   prompt_chars: Type.Integer({ description: "The full prompt's length" }),
   output: Type.String(),
   usage: UsageSchema,
-  cost_usd: Type.Number(),
+  cost_usd: Type.Number({ description: 'USD, exact to the nano-dollar: the call’s usage at the model’s price, rounded once, half up' }),
   provider: Nullable(Type.String({ description: 'The provider that answered; null when the call failed' })),
   latency_ms: Type.Number(),
   survived: Nullable(Type.Boolean({ description: "Whether the node passed the step's gate; null while the step is still running" })),

@@ -9,8 +9,8 @@ export const LimitsBodySchema = Type.Object(
   {
     requests_per_minute: nullable(Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), 'Model calls per UTC minute'),
     tokens_per_minute: nullable(Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), 'Tokens (prompt + completion) per UTC minute'),
-    usd_per_day: nullable(Type.Number({ minimum: 0, maximum: 1_000_000 }), 'Spend in USD per UTC day'),
-    usd_per_month: nullable(Type.Number({ minimum: 0, maximum: 100_000_000 }), 'Spend in USD per UTC month'),
+    usd_per_day: nullable(Type.Number({ minimum: 0, maximum: 1_000_000 }), 'Spend in USD per UTC day, at most 9 decimals (whole nano-dollars)'),
+    usd_per_month: nullable(Type.Number({ minimum: 0, maximum: 9_000_000 }), 'Spend in USD per UTC month, at most 9 decimals (whole nano-dollars)'),
   },
   { additionalProperties: false, description: 'Replaces every limit of the subject: a member left out is unlimited.' },
 );
@@ -49,7 +49,7 @@ export const UsageRowSchema = Type.Object({
   prompt_tokens: Type.Integer(),
   completion_tokens: Type.Integer(),
   total_tokens: Type.Integer(),
-  cost_usd: Type.Number(),
+  cost_usd: Type.Number({ description: 'USD: the exact sum of the calls’ costs, each a whole number of nano-dollars (docs/quotas.md, "Money")' }),
 });
 
 export const UsageReportSchema = Type.Object({

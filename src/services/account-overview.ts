@@ -3,6 +3,7 @@
 import { and, asc, eq, gt, like, sql } from 'drizzle-orm';
 import type { Database, Db } from '../db/client.js';
 import { accounts } from '../db/schema.js';
+import { nanosOf, nanosToUsd } from '../money.js';
 import { createLimitsStore, type Limits } from '../quotas/limits-store.js';
 import { usageReport } from '../usage/report.js';
 import { findAccount } from './accounts.js';
@@ -76,7 +77,8 @@ export async function monthUsage(database: Pick<Database, 'query'>, accountId: s
     start: new Date(start).toISOString(),
     requests: sum((r) => r.requests),
     total_tokens: sum((r) => r.total_tokens),
-    cost_usd: sum((r) => r.cost_usd),
+    // Summed as nanos: adding the days' dollars as doubles is where float noise came from.
+    cost_usd: nanosToUsd(sum((r) => nanosOf(r.cost_usd))),
   };
 }
 

@@ -4,6 +4,7 @@ import { and, desc, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { instances, type InstanceStatus } from '../db/schema.js';
 import { notFound } from '../errors.js';
+import { nanosToUsd } from '../money.js';
 import { findAccount } from './accounts.js';
 import { createInstanceService, type InstanceRow } from './instances.js';
 
@@ -29,7 +30,7 @@ export function instanceSummary(row: InstanceRow) {
     created_at: row.createdAt.toISOString(),
     started_at: row.startedAt?.toISOString() ?? null,
     finished_at: row.finishedAt?.toISOString() ?? null,
-    spend_usd: row.spendUsd,
+    spend_usd: nanosToUsd(row.spendNanos),
     model_calls: row.modelCalls,
   };
 }

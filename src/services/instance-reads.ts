@@ -39,10 +39,10 @@ export interface ListFilter {
 export interface CallTotals {
   modelCalls: number;
   usage: Usage;
-  spendUsd: number;
+  spendNanos: number;
   /** Of modelCalls, those a rerun reused, and what they cost their source run. */
   reusedCalls: number;
-  reusedSpendUsd: number;
+  reusedSpendNanos: number;
 }
 
 export interface InstanceEvent {
@@ -149,9 +149,9 @@ export function createInstanceReads(db: Db) {
           prompt: tokens('prompt_tokens'),
           completion: tokens('completion_tokens'),
           total: tokens('total_tokens'),
-          spend: sql<number>`coalesce(sum(${instanceCalls.costUsd}), 0)::float8`,
+          spend: sql<number>`coalesce(sum(${instanceCalls.costNanos}), 0)::float8`,
           reused: sql<number>`count(${instanceCalls.reusedFrom})::int`,
-          saved: sql<number>`coalesce(sum(${instanceCalls.savedUsd}), 0)::float8`,
+          saved: sql<number>`coalesce(sum(${instanceCalls.savedNanos}), 0)::float8`,
         })
         .from(instanceCalls)
         .where(inArray(instanceCalls.instanceId, ids))
@@ -162,9 +162,9 @@ export function createInstanceReads(db: Db) {
           {
             modelCalls: Number(r.calls),
             usage: { prompt_tokens: Number(r.prompt), completion_tokens: Number(r.completion), total_tokens: Number(r.total) },
-            spendUsd: Number(r.spend),
+            spendNanos: Number(r.spend),
             reusedCalls: Number(r.reused),
-            reusedSpendUsd: Number(r.saved),
+            reusedSpendNanos: Number(r.saved),
           },
         ]),
       );

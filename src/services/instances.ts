@@ -40,7 +40,7 @@ export interface NewPendingInstance extends Omit<NewInstance, 'mode'> {
 /** What a run used and did, success or not. */
 export interface RunRecord {
   usage: Usage;
-  spendUsd: number;
+  spendNanos: number;
   modelCalls: number;
   trace: StepTrace[];
 }
@@ -141,7 +141,7 @@ export function createInstanceService(db: Db) {
       const record = {
         status: outcome.status,
         usage: outcome.usage,
-        spendUsd: outcome.spendUsd,
+        spendNanos: outcome.spendNanos,
         modelCalls: outcome.modelCalls,
         trace: wellFormedJson(outcome.trace) as unknown[],
         finishedAt,

@@ -2,6 +2,7 @@
 // knobs, the instance row, and the interpreter. The synchronous route runs through here; it
 // records its run exactly as the background worker does (src/worker/execute.ts).
 import { invalidRequest } from '../errors.js';
+import { nanosOf } from '../money.js';
 import type { AllowedTargets, LadderConfig } from '../ladders/language/config.js';
 import type { RunLimits, RunResult } from '../ladders/engine/interpreter.js';
 import { resolveKnobs } from '../ladders/engine/knobs.js';
@@ -15,7 +16,7 @@ import { subjectOf, type Metering } from '../usage/metering.js';
 import type { RunExecutor } from '../worker/execute.js';
 import { allowedTargetsOf, type VisibleLadder } from './ladders.js';
 
-export type PlatformLimits = Omit<RunLimits, 'maxSpendUsd'> & { defaultMaxSpend: number };
+export type PlatformLimits = Omit<RunLimits, 'maxSpendNanos'> & { defaultMaxSpend: number };
 
 export interface LadderRunnerDeps {
   instances: InstanceService;
@@ -123,7 +124,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
     const ladderName = `${ladder.author}/${ladder.row.slug}`;
     const connections = connectionsForTargets(allowedTargetsOf(config), model, await deps.connections.forRouting(principal.accountId), ladderName);
     const { defaultMaxSpend, ...caps } = deps.limits;
-    const limits = { ...caps, maxSpendUsd: config.executionBudget?.maxSpend ?? defaultMaxSpend };
+    const limits = { ...caps, maxSpendNanos: nanosOf(config.executionBudget?.maxSpend ?? defaultMaxSpend) };
     checkRunLimits(config, knobs, limits);
     const stepsTotal = runSize(config, knobs).steps;
     return { principal, ladder, model, input: lastUserText(req.messages), knobs, connections, limits, stepsTotal };

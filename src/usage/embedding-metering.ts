@@ -2,7 +2,7 @@
 // quota holds its worst case: every input byte a token at the model's input price), settled
 // with the tokens used, priced with the one price table and recorded in the usage ledger.
 import { ApiError } from '../errors.js';
-import { costOf, priceOf, type PriceTable } from '../pricing/prices.js';
+import { costOf, nanosPerToken, priceOf, type PriceTable } from '../pricing/prices.js';
 import { estimateEmbeddingTokens, inputsOf, type EmbeddingRequest } from '../providers/embeddings/types.js';
 import type { EmbeddingResult } from '../providers/embeddings/route.js';
 import type { Usage } from '../providers/types.js';
@@ -16,7 +16,7 @@ export interface EmbeddingMeteringDeps {
   ledger: Ledger;
   prices: PriceTable;
   clock: Clock;
-  observe?: ((kind: 'direct' | 'ladder', ok: boolean, costUsd: number) => void) | undefined;
+  observe?: ((kind: 'direct' | 'ladder', ok: boolean, costNanos: number) => void) | undefined;
 }
 
 /** An upper bound on the input's tokens: no tokenizer makes more tokens than UTF-8 bytes. */
@@ -28,22 +28,22 @@ export function embeddingTokenBound(request: EmbeddingRequest): number {
 
 function embeddingDemand(request: EmbeddingRequest, deps: EmbeddingMeteringDeps): SpendDemand {
   const price = priceOf(request.model, deps.prices);
-  return { promptUsd: (embeddingTokenBound(request) * price.input) / 1_000_000, perCapTokenUsd: 0, lowerable: false, maxCap: 0, minCap: 0 };
+  return { promptNanos: embeddingTokenBound(request) * nanosPerToken(price.input), perCapTokenNanos: 0, lowerable: false, maxCap: 0, minCap: 0 };
 }
 
 /** Admits, runs and records one embeddings call; returns its result, cost and the rate headers. */
 export async function meterEmbedding(deps: EmbeddingMeteringDeps, subject: QuotaSubject, request: EmbeddingRequest, call: () => Promise<EmbeddingResult>) {
   const admission = await deps.gate.admit(subject, estimateEmbeddingTokens(request), () => embeddingDemand(request, deps));
-  const record = (provider: string | null, usage: Usage, costUsd: number, outcome: string) =>
-    deps.ledger.record({ at: deps.clock(), accountId: subject.accountId, apiKeyId: subject.apiKeyId, model: request.model, ladder: null, instanceId: null, provider, usage, costUsd, outcome });
+  const record = (provider: string | null, usage: Usage, costNanos: number, outcome: string) =>
+    deps.ledger.record({ at: deps.clock(), accountId: subject.accountId, apiKeyId: subject.apiKeyId, model: request.model, ladder: null, instanceId: null, provider, usage, costNanos, outcome });
   try {
     const result = await call();
     const usage: Usage = { prompt_tokens: result.usage.prompt_tokens, completion_tokens: 0, total_tokens: result.usage.total_tokens };
-    const costUsd = costOf(request.model, usage, deps.prices);
-    admission.settle(usage, costUsd);
-    record(result.provider, usage, costUsd, 'ok');
-    deps.observe?.('direct', true, costUsd);
-    return { result, costUsd, headers: admission.headers() };
+    const costNanos = costOf(request.model, usage, deps.prices);
+    admission.settle(usage, costNanos);
+    record(result.provider, usage, costNanos, 'ok');
+    deps.observe?.('direct', true, costNanos);
+    return { result, costNanos, headers: admission.headers() };
   } catch (error) {
     admission.settle(null);
     record(null, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, 0, error instanceof ApiError ? error.code : 'internal_error');

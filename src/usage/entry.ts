@@ -12,7 +12,7 @@ export interface UsageEntry {
   ladder: string | null;
   instanceId: string | null;
   usage: Usage;
-  costUsd: number;
+  costNanos: number;
   /** `ok`, or the error code the call failed with. */
   outcome: string;
 }

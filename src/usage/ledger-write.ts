@@ -23,23 +23,23 @@ function insertRows(rows: UsageEntry[]): SQL {
         ${column((e) => e.apiKeyId)}::uuid[], ${column((e) => e.provider)}::text[], ${column((e) => e.model)}::text[],
         ${column((e) => e.ladder)}::text[], ${column((e) => e.instanceId)}::uuid[], ${column((e) => e.usage.prompt_tokens)}::integer[],
         ${column((e) => e.usage.completion_tokens)}::integer[], ${column((e) => e.usage.total_tokens)}::integer[],
-        ${column((e) => e.costUsd)}::double precision[], ${column((e) => e.outcome)}::text[])
-      as r(created_at, account_id, api_key_id, provider, model, ladder, instance_id, prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome)
+        ${column((e) => e.costNanos)}::bigint[], ${column((e) => e.outcome)}::text[])
+      as r(created_at, account_id, api_key_id, provider, model, ladder, instance_id, prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome)
     ), raw as (
       insert into usage_records (created_at, account_id, api_key_id, provider, model, ladder, instance_id,
-        prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome)
+        prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome)
       select * from batch
     )
-    insert into usage_hourly (account_id, hour, api_key_id, provider, model, ladder, requests, prompt_tokens, completion_tokens, total_tokens, cost_usd)
+    insert into usage_hourly (account_id, hour, api_key_id, provider, model, ladder, requests, prompt_tokens, completion_tokens, total_tokens, cost_nanos)
     select account_id, date_trunc('hour', created_at, 'UTC'), api_key_id, provider, model, ladder,
-      count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), sum(cost_usd)
+      count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), sum(cost_nanos)
     from batch group by 1, 2, 3, 4, 5, 6
     on conflict on constraint usage_hourly_group_key do update set
       requests = usage_hourly.requests + excluded.requests,
       prompt_tokens = usage_hourly.prompt_tokens + excluded.prompt_tokens,
       completion_tokens = usage_hourly.completion_tokens + excluded.completion_tokens,
       total_tokens = usage_hourly.total_tokens + excluded.total_tokens,
-      cost_usd = usage_hourly.cost_usd + excluded.cost_usd`;
+      cost_nanos = usage_hourly.cost_nanos + excluded.cost_nanos`;
 }
 
 /**

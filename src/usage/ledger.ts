@@ -61,7 +61,7 @@ function storableEntry(entry: UsageEntry): UsageEntry {
     ladder: optionalText(entry.ladder),
     instanceId: entry.instanceId,
     usage: { prompt_tokens: storableCount(usage.prompt_tokens), completion_tokens: storableCount(usage.completion_tokens), total_tokens: storableCount(usage.total_tokens) },
-    costUsd: storableAmount(entry.costUsd),
+    costNanos: storableAmount(entry.costNanos),
     outcome: text(entry.outcome),
   };
 }
@@ -78,12 +78,12 @@ export function createLedger(db: Db, options: LedgerOptions) {
   function spendDeltas(rows: UsageEntry[]): Map<string, SpendDelta> {
     const deltas = new Map<string, SpendDelta>();
     const charge = (scope: QuotaScope, id: string, entry: UsageEntry) => {
-      if (entry.costUsd <= 0) return;
+      if (entry.costNanos <= 0) return;
       for (const metric of SPEND_METRICS) {
         const windowStart = windowOf(metric, entry.at).start;
         const key = `${scope}:${id}:${metric}:${windowStart}`;
         const delta = deltas.get(key) ?? { scope, id, metric, windowStart, amount: 0 };
-        delta.amount += entry.costUsd;
+        delta.amount += entry.costNanos;
         deltas.set(key, delta);
       }
     };
@@ -197,8 +197,8 @@ export function createLedger(db: Db, options: LedgerOptions) {
     record(recorded: UsageEntry): void {
       const entry = storableEntry(recorded);
       buffer.push(entry);
-      options.spend.add('account', entry.accountId, entry.costUsd, entry.at);
-      if (entry.apiKeyId) options.spend.add('api_key', entry.apiKeyId, entry.costUsd, entry.at);
+      options.spend.add('account', entry.accountId, entry.costNanos, entry.at);
+      if (entry.apiKeyId) options.spend.add('api_key', entry.apiKeyId, entry.costNanos, entry.at);
       if (buffer.length >= options.flushRows && !flushing) void flush();
     },
     flush,

@@ -3,6 +3,7 @@
 // through the quota gate, settle it, price it with the one price table and record it.
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../errors.js';
+import { usdDecimal } from '../money.js';
 import { costOf, priceOf, type PriceTable } from '../pricing/prices.js';
 import type { ChatRequest, ChatResult, ModelCall, Usage } from '../providers/types.js';
 import type { QuotaGate, QuotaSubject } from '../quotas/gate.js';
@@ -31,8 +32,8 @@ export function estimateTokens(request: ChatRequest): number {
 /** The prompt's part of estimateTokens: what a stream cut before its usage report is charged for its prompt. */
 export const estimatePromptTokens = (request: ChatRequest) => estimateTokens({ ...request, max_tokens: 1, max_completion_tokens: 1 }) - 1;
 
-/** The `x-ladder-cost-usd` header value: USD with 8 decimals. */
-export const formatCost = (usd: number) => usd.toFixed(8);
+/** The `x-ladder-cost-usd` header value: the exact USD, 9 decimals. */
+export const formatCost = usdDecimal;
 
 export interface LadderCallContext {
   subject: QuotaSubject;
@@ -49,7 +50,7 @@ export interface MeteringDeps {
   prices: PriceTable;
   clock: Clock;
   /** Told of every metered call, for the metrics (docs/metrics.md). Default: nobody. */
-  observe?: (kind: 'direct' | 'ladder', ok: boolean, costUsd: number) => void;
+  observe?: (kind: 'direct' | 'ladder', ok: boolean, costNanos: number) => void;
 }
 
 export function createMetering(deps: MeteringDeps) {
@@ -68,7 +69,7 @@ export function createMetering(deps: MeteringDeps) {
   async function metered(subject: QuotaSubject, asked: ChatRequest, call: (request: ChatRequest) => Promise<ChatResult>, ladder: Omit<LadderCallContext, 'subject'> | null) {
     const { admission, request } = await admit(subject, asked, ladder !== null);
     // Every member spelt out: `{ ...base, more }` takes a slow path in Node 20's V8 (µs per call).
-    const entry = (provider: string | null, usage: Usage, costUsd: number, outcome: string): UsageEntry => ({
+    const entry = (provider: string | null, usage: Usage, costNanos: number, outcome: string): UsageEntry => ({
       at: clock(),
       accountId: subject.accountId,
       apiKeyId: subject.apiKeyId,
@@ -77,16 +78,16 @@ export function createMetering(deps: MeteringDeps) {
       instanceId: ladder?.instanceId ?? null,
       provider,
       usage,
-      costUsd,
+      costNanos,
       outcome,
     });
     try {
       const result = await call(request);
-      const costUsd = costOf(request.model, result.usage, prices);
-      admission.settle(result.usage, costUsd);
-      ledger.record(entry(result.provider, result.usage, costUsd, 'ok'));
-      observe?.(ladder ? 'ladder' : 'direct', true, costUsd);
-      return { result, costUsd, admission };
+      const costNanos = costOf(request.model, result.usage, prices);
+      admission.settle(result.usage, costNanos);
+      ledger.record(entry(result.provider, result.usage, costNanos, 'ok'));
+      observe?.(ladder ? 'ladder' : 'direct', true, costNanos);
+      return { result, costNanos, admission };
     } catch (error) {
       admission.settle(null);
       ledger.record(entry(null, noUsage, 0, errorCode(error)));
@@ -101,8 +102,8 @@ export function createMetering(deps: MeteringDeps) {
      * `call` gets the request to send: the one given, or with the cap a spend quota lowered.
      */
     async direct(subject: QuotaSubject, reply: FastifyReply, request: ChatRequest, call: (request: ChatRequest) => Promise<ChatResult>): Promise<ChatResult> {
-      const { result, costUsd, admission } = await metered(subject, request, call, null);
-      reply.headers({ 'x-ladder-cost-usd': formatCost(costUsd), ...admission.headers() });
+      const { result, costNanos, admission } = await metered(subject, request, call, null);
+      reply.headers({ 'x-ladder-cost-usd': formatCost(costNanos), ...admission.headers() });
       return result;
     },
 
@@ -123,8 +124,8 @@ export function createMetering(deps: MeteringDeps) {
 
     /** One embeddings call (src/usage/embedding-metering.ts): quotas, cost and rate headers on the reply, a ledger row. */
     async embedding(subject: QuotaSubject, reply: FastifyReply, request: EmbeddingRequest, call: () => Promise<EmbeddingResult>): Promise<EmbeddingResult> {
-      const { result, costUsd, headers } = await meterEmbedding(deps, subject, request, call);
-      reply.headers({ 'x-ladder-cost-usd': formatCost(costUsd), ...headers });
+      const { result, costNanos, headers } = await meterEmbedding(deps, subject, request, call);
+      reply.headers({ 'x-ladder-cost-usd': formatCost(costNanos), ...headers });
       return result;
     },
 
@@ -132,8 +133,8 @@ export function createMetering(deps: MeteringDeps) {
     checkRunStart: (subject: QuotaSubject) => gate.checkRunStart(subject),
 
     /** For a ladder answer: its spend and the subject's current rate headers. */
-    async setLadderHeaders(subject: QuotaSubject, reply: FastifyReply, spendUsd: number): Promise<void> {
-      reply.headers({ 'x-ladder-cost-usd': formatCost(spendUsd), ...(await gate.headers(subject)) });
+    async setLadderHeaders(subject: QuotaSubject, reply: FastifyReply, spendNanos: number): Promise<void> {
+      reply.headers({ 'x-ladder-cost-usd': formatCost(spendNanos), ...(await gate.headers(subject)) });
     },
   };
 }

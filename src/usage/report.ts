@@ -2,6 +2,7 @@
 // hourly totals for whole hours, from the raw rows for the partial hours at the edges.
 import type { Database } from '../db/client.js';
 import { invalidRequest } from '../errors.js';
+import { nanosToUsd } from '../money.js';
 import type { GroupBy, UsageQuery, UsageReport } from '../schemas/quotas.js';
 
 const MAX_RANGE_MS = 366 * 86_400_000;
@@ -60,13 +61,13 @@ function reportSql(groupBy: GroupBy, thenBy: GroupBy | undefined): string {
     select grp as "group", sub as "subgroup", sum(requests)::float8 as requests, sum(prompt)::float8 as prompt, sum(completion)::float8 as completion,
       sum(total)::float8 as total, sum(cost)::float8 as cost
     from (
-      select ${hourly} as grp, ${sub.hourly} as sub, requests, prompt_tokens as prompt, completion_tokens as completion, total_tokens as total, cost_usd as cost
+      select ${hourly} as grp, ${sub.hourly} as sub, requests, prompt_tokens as prompt, completion_tokens as completion, total_tokens as total, cost_nanos as cost
       from usage_hourly where account_id = $1 and hour >= $3::timestamptz and hour < $4::timestamptz
       union all
-      select ${raw}, ${sub.raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_usd
+      select ${raw}, ${sub.raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_nanos
       from usage_records where account_id = $1 and created_at >= $2::timestamptz and created_at < $3::timestamptz
       union all
-      select ${raw}, ${sub.raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_usd
+      select ${raw}, ${sub.raw}, 1, prompt_tokens, completion_tokens, total_tokens, cost_nanos
       from usage_records where account_id = $1 and created_at >= $4::timestamptz and created_at < $5::timestamptz
     ) u
     group by grp, sub order by grp, sub`;
@@ -92,7 +93,8 @@ export async function usageReport(database: Pick<Database, 'query'>, accountId: 
       prompt_tokens: Number(r.prompt),
       completion_tokens: Number(r.completion),
       total_tokens: Number(r.total),
-      cost_usd: Number(r.cost),
+      // A float8 holds every whole number of nanos a JS number does: the sum is exact.
+      cost_usd: nanosToUsd(Number(r.cost)),
     })),
     start: iso(range.start),
     end: iso(range.end),

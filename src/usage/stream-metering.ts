@@ -20,7 +20,7 @@ export interface StreamMeteringDeps {
   ledger: Ledger;
   prices: PriceTable;
   clock: Clock;
-  observe?: ((kind: 'direct' | 'ladder', ok: boolean, costUsd: number) => void) | undefined;
+  observe?: ((kind: 'direct' | 'ladder', ok: boolean, costNanos: number) => void) | undefined;
 }
 
 const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -34,8 +34,8 @@ export function meterStream(deps: StreamMeteringDeps, subject: QuotaSubject, req
     finish(provider, usage, outcome) {
       if (finished) return 0;
       finished = true;
-      const costUsd = usage ? costOf(request.model, usage, deps.prices) : 0;
-      admission.settle(usage, costUsd);
+      const costNanos = usage ? costOf(request.model, usage, deps.prices) : 0;
+      admission.settle(usage, costNanos);
       deps.ledger.record({
         at: deps.clock(),
         accountId: subject.accountId,
@@ -45,11 +45,11 @@ export function meterStream(deps: StreamMeteringDeps, subject: QuotaSubject, req
         instanceId: null,
         provider,
         usage: usage ?? NO_USAGE,
-        costUsd,
+        costNanos,
         outcome,
       });
-      deps.observe?.('direct', outcome === 'ok', costUsd);
-      return costUsd;
+      deps.observe?.('direct', outcome === 'ok', costNanos);
+      return costNanos;
     },
   };
 }

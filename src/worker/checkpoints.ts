@@ -12,7 +12,7 @@ export interface RecordedCalls {
 
 interface CallMeta {
   usage: Usage;
-  costUsd: number;
+  costNanos: number;
   provider: string | null;
   latencyMs: number;
 }
@@ -23,12 +23,12 @@ interface CallMeta {
  * holds more output text than a fresh one would.
  */
 export async function loadRecordedCalls(database: Pick<Database, 'query'>, instanceId: string): Promise<RecordedCalls> {
-  const rows = await database.query<{ call_key: string; usage: Usage; cost_usd: number; provider: string | null; latency_ms: number }>(
-    'select call_key, usage, cost_usd, provider, latency_ms from instance_calls where instance_id = $1',
+  const rows = await database.query<{ call_key: string; usage: Usage; cost_nanos: number | string; provider: string | null; latency_ms: number }>(
+    'select call_key, usage, cost_nanos, provider, latency_ms from instance_calls where instance_id = $1',
     [instanceId],
   );
   const calls = new Map<string, CallMeta>(
-    rows.map((r) => [r.call_key, { usage: r.usage, costUsd: Number(r.cost_usd), provider: r.provider, latencyMs: r.latency_ms }]),
+    rows.map((r) => [r.call_key, { usage: r.usage, costNanos: Number(r.cost_nanos), provider: r.provider, latencyMs: r.latency_ms }]),
   );
   return {
     size: calls.size,

@@ -65,7 +65,7 @@ const FINISH_INTERRUPTED_SQL = `
 WITH doomed AS (
   SELECT id FROM instances WHERE ${EXPIRED} AND (mode = 'sync' OR attempts >= $1) LIMIT 100 FOR UPDATE SKIP LOCKED
 ), used AS (
-  SELECT d.id, count(k.call_key)::int AS calls, coalesce(sum(k.cost_usd), 0) AS spend,
+  SELECT d.id, count(k.call_key)::int AS calls, coalesce(sum(k.cost_nanos), 0) AS spend,
     jsonb_build_object(
       'prompt_tokens', coalesce(sum((k.usage->>'prompt_tokens')::bigint), 0),
       'completion_tokens', coalesce(sum((k.usage->>'completion_tokens')::bigint), 0),
@@ -75,13 +75,13 @@ WITH doomed AS (
   UPDATE instances i SET status = 'failed', fence = i.fence + 1, finished_at = now(), claimed_by = NULL, lease_expires_at = NULL,
     error = jsonb_build_object('status', 503, 'type', 'api_error', 'code', '${RUN_INTERRUPTED}', 'message',
       CASE WHEN i.mode = 'sync' THEN $2::text ELSE replace($3::text, '{n}', i.attempts::text) END),
-    model_calls = u.calls, spend_usd = u.spend, usage = u.usage
+    model_calls = u.calls, spend_nanos = u.spend, usage = u.usage
   FROM used u WHERE i.id = u.id
-  RETURNING i.id, i.error, i.model_calls, i.spend_usd, i.usage, i.account_id, i.status
+  RETURNING i.id, i.error, i.model_calls, i.spend_nanos, i.usage, i.account_id, i.status
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT f.id, coalesce((SELECT max(seq) FROM instance_events e WHERE e.instance_id = f.id), 0) + 1, 'instance.failed',
-    jsonb_build_object('model_calls', f.model_calls, 'usage', f.usage, 'spend_usd', f.spend_usd, 'error', f.error)
+    jsonb_build_object('model_calls', f.model_calls, 'usage', f.usage, 'spend_usd', trim_scale(f.spend_nanos::numeric / 1000000000), 'error', f.error)
   FROM failed f
   RETURNING instance_id
 ), ${webhookEnqueueCte('failed') /* webhooks: queued with the failure (docs/webhooks.md) */}, ${EVENTS_NOTICE_CTE}

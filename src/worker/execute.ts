@@ -151,4 +151,4 @@ async function loadRerun(database: Pick<Database, 'query'>, id: string, recorded
   return { reuse, recorded: marked };
 }
 
-const emptyProgress = () => ({ usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, spendUsd: 0, modelCalls: 0, trace: [] });
+const emptyProgress = () => ({ usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, spendNanos: 0, modelCalls: 0, trace: [] });

@@ -13,6 +13,7 @@
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
 import type { CallDetail, NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
+import { nanosToUsd } from '../money.js';
 import type { Usage } from '../providers/types.js';
 import { EVENTS_NOTICE_CTE } from '../services/instance-events.js';
 import { webhookEnqueueCte } from '../webhooks/enqueue.js';
@@ -55,15 +56,15 @@ WITH held AS (
     steps_total = $3,
     steps_completed = greatest(steps_completed, $4),
     model_calls = greatest(model_calls, $5),
-    spend_usd = greatest(spend_usd, $6),
+    spend_nanos = greatest(spend_nanos, $6::bigint),
     usage = coalesce($7::text::jsonb, usage)
   WHERE id = $1 AND fence = $2 AND status = 'running'
   RETURNING id
 ), calls AS (
-  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms, prompt_hash, reused_from, saved_usd)
-  SELECT held.id, c.call_key, c.output, c.usage, c.cost_usd, c.provider, c.latency_ms, c.prompt_hash, c.reused_from, c.saved_usd
+  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms, prompt_hash, reused_from, saved_nanos)
+  SELECT held.id, c.call_key, c.output, c.usage, c.cost_nanos, c.provider, c.latency_ms, c.prompt_hash, c.reused_from, c.saved_nanos
   FROM held, jsonb_to_recordset($8::text::jsonb)
-    AS c(call_key text, output text, usage jsonb, cost_usd float8, provider text, latency_ms int, prompt_hash text, reused_from text, saved_usd float8)
+    AS c(call_key text, output text, usage jsonb, cost_nanos bigint, provider text, latency_ms int, prompt_hash text, reused_from text, saved_nanos bigint)
   ON CONFLICT DO NOTHING
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
@@ -75,7 +76,7 @@ SELECT (SELECT count(*)::int FROM held) AS held, (SELECT count(*)::int FROM noti
 const FINISH_SQL = `
 WITH held AS (
   UPDATE instances SET
-    status = $3, answer = $4::text, error = $5::text::jsonb, usage = $6::text::jsonb, spend_usd = $7::float8,
+    status = $3, answer = $4::text, error = $5::text::jsonb, usage = $6::text::jsonb, spend_nanos = $7::bigint,
     model_calls = $8::int, trace = $9::text::jsonb, steps_completed = greatest(steps_completed, $10),
     finished_at = now(), claimed_by = NULL, lease_expires_at = NULL
   WHERE id = $1 AND fence = $2 AND status = 'running'
@@ -177,7 +178,7 @@ export class InstanceJournal implements RunJournal {
         provider: call.provider,
         latency_ms: call.latencyMs,
         usage: call.usage,
-        cost_usd: call.costUsd,
+        cost_usd: nanosToUsd(call.costNanos),
         survived: detail.survived,
         output_excerpt: excerpt(call.output),
         prompt_excerpt: excerpt(detail.prompt),
@@ -211,8 +212,8 @@ export class InstanceJournal implements RunJournal {
       data: {
         model_calls: progress.modelCalls,
         usage: progress.usage,
-        spend_usd: progress.spendUsd,
-        ...(progress.reused ? { reused_calls: progress.reused.calls, reused_spend_usd: progress.reused.savedUsd } : {}),
+        spend_usd: nanosToUsd(progress.spendNanos),
+        ...(progress.reused ? { reused_calls: progress.reused.calls, reused_spend_usd: nanosToUsd(progress.reused.savedNanos) } : {}),
         ...(error ? { error: { status: error.statusCode, type: error.type, code: error.code, message: error.message } } : {}),
       },
     });
@@ -227,7 +228,7 @@ export class InstanceJournal implements RunJournal {
           outcome.status === 'completed' ? outcome.answer : null,
           error ? json({ status: error.statusCode, type: error.type, code: error.code, message: error.message }) : null,
           json(progress.usage),
-          progress.spendUsd,
+          progress.spendNanos,
           progress.modelCalls,
           json(trace),
           this.stepsCompleted,
@@ -281,12 +282,12 @@ export class InstanceJournal implements RunJournal {
       call_key: key,
       output: call.output,
       usage: call.usage,
-      cost_usd: call.costUsd,
+      cost_nanos: call.costNanos,
       provider: call.provider,
       latency_ms: call.latencyMs,
       prompt_hash: promptHash ?? null,
       reused_from: call.reused?.from ?? null,
-      saved_usd: call.reused?.savedUsd ?? null,
+      saved_nanos: call.reused?.savedNanos ?? null,
     }));
     // Relaxed: a checkpoint lost with the database server costs one call repeated, never a wrong outcome.
     const [row] = await this.database.queryRelaxed<{ held: number }>('ladder_journal_flush', FLUSH_SQL, [
@@ -295,7 +296,7 @@ export class InstanceJournal implements RunJournal {
       this.stepsTotal,
       this.stepsCompleted,
       progress?.modelCalls ?? 0,
-      progress?.spendUsd ?? 0,
+      progress?.spendNanos ?? 0,
       progress ? json(progress.usage satisfies Usage) : null,
       json(calls),
       json(events),
@@ -326,5 +327,5 @@ function nodeData(place: NodePlace): Record<string, unknown> {
 
 // Only on a reused call, so the events of every other call keep their shape.
 function reusedData(call: RecordedCall): Record<string, unknown> {
-  return call.reused ? { reused: true, saved_usd: call.reused.savedUsd } : {};
+  return call.reused ? { reused: true, saved_usd: nanosToUsd(call.reused.savedNanos) } : {};
 }

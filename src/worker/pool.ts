@@ -4,6 +4,7 @@
 // its runs finish for a while, then hands the rest back as pending for another process.
 import type { Database } from '../db/client.js';
 import { ApiError, internalError } from '../errors.js';
+import { nanosOf } from '../money.js';
 import type { ModelCall } from '../providers/types.js';
 import type { Metering } from '../usage/metering.js';
 import type { PlatformLimits } from '../services/ladder-runs.js';
@@ -91,7 +92,7 @@ export function createWorkerPool(options: WorkerPoolOptions) {
       knobs: row.knobs,
       rerunOf: row.rerunOf,
       connections: loaded.connections,
-      limits: { ...caps, maxSpendUsd: loaded.config.executionBudget?.maxSpend ?? defaultMaxSpend },
+      limits: { ...caps, maxSpendNanos: nanosOf(loaded.config.executionBudget?.maxSpend ?? defaultMaxSpend) },
       ...(options.metering ? { meter: meterFor(options.metering, subject, row) } : {}),
     });
     // Never the trace or any output: the code and counts say what happened.

@@ -12,12 +12,12 @@ interface SourceCall {
   usage: Usage;
   provider: string | null;
   /** What the source paid, or, for a call it had reused itself, what the first run paid. */
-  savedUsd: number;
+  savedNanos: number;
 }
 
 // Source calls already reused by an earlier attempt of this rerun are not offered again.
 const SOURCE_CALLS_SQL = `
-SELECT s.id AS source_id, c.call_key, c.prompt_hash, c.usage, c.provider, coalesce(c.saved_usd, c.cost_usd) AS saved_usd
+SELECT s.id AS source_id, c.call_key, c.prompt_hash, c.usage, c.provider, coalesce(c.saved_nanos, c.cost_nanos) AS saved_nanos
 FROM instances n
 JOIN instances s ON s.id = n.rerun_of AND s.account_id = n.account_id AND s.status IN ('completed', 'failed', 'cancelled')
 JOIN instance_calls c ON c.instance_id = s.id
@@ -29,7 +29,7 @@ WHERE n.id = $1 AND c.prompt_hash IS NOT NULL
  * when taken, so a rerun holds no more output text than a fresh run would.
  */
 export async function loadReusableCalls(database: Pick<Database, 'query'>, instanceId: string): Promise<(ReusableCalls & { size: number }) | null> {
-  const rows = await database.query<{ source_id: string; call_key: string; prompt_hash: string; usage: Usage; provider: string | null; saved_usd: number }>(
+  const rows = await database.query<{ source_id: string; call_key: string; prompt_hash: string; usage: Usage; provider: string | null; saved_nanos: number | string }>(
     SOURCE_CALLS_SQL,
     [instanceId],
   );
@@ -40,7 +40,7 @@ export async function loadReusableCalls(database: Pick<Database, 'query'>, insta
   rows.sort((a, b) => (a.call_key < b.call_key ? -1 : a.call_key > b.call_key ? 1 : 0));
   for (const r of rows) {
     const list = byHash.get(r.prompt_hash) ?? [];
-    list.push({ key: r.call_key, usage: r.usage, provider: r.provider, savedUsd: Number(r.saved_usd) });
+    list.push({ key: r.call_key, usage: r.usage, provider: r.provider, savedNanos: Number(r.saved_nanos) });
     byHash.set(r.prompt_hash, list);
   }
   return {
@@ -60,17 +60,17 @@ async function readOutput(database: Pick<Database, 'query'>, sourceId: string, s
   const [row] = await database.query<{ output: string }>('select output from instance_calls where instance_id = $1 and call_key = $2', [sourceId, source.key]);
   // Gone (the source was deleted meanwhile): the call is made after all.
   if (!row) return undefined;
-  return { output: row.output, usage: source.usage, costUsd: 0, provider: source.provider, latencyMs: 0, reused: { from: source.key, savedUsd: source.savedUsd } };
+  return { output: row.output, usage: source.usage, costNanos: 0, provider: source.provider, latencyMs: 0, reused: { from: source.key, savedNanos: source.savedNanos } };
 }
 
 /** A resumed rerun's checkpoints, with the calls an earlier attempt reused marked as such. */
 export async function withReuseMarks(database: Pick<Database, 'query'>, instanceId: string, recorded: RecordedCalls): Promise<RecordedCalls> {
-  const rows = await database.query<{ call_key: string; reused_from: string; saved_usd: number }>(
-    'select call_key, reused_from, saved_usd from instance_calls where instance_id = $1 and reused_from is not null',
+  const rows = await database.query<{ call_key: string; reused_from: string; saved_nanos: number | string | null }>(
+    'select call_key, reused_from, saved_nanos from instance_calls where instance_id = $1 and reused_from is not null',
     [instanceId],
   );
   if (rows.length === 0) return recorded;
-  const marks = new Map(rows.map((r) => [r.call_key, { from: r.reused_from, savedUsd: Number(r.saved_usd ?? 0) }]));
+  const marks = new Map(rows.map((r) => [r.call_key, { from: r.reused_from, savedNanos: Number(r.saved_nanos ?? 0) }]));
   return {
     size: recorded.size,
     async get(key) {

@@ -67,18 +67,18 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('query plans on PostgreSQL', () 
         [account, n],
       );
       await q(
-        `insert into usage_records (created_at, account_id, api_key_id, provider, model, ladder, prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome)
-         select now() - (i || ' seconds')::interval * 30, $1, null, 'openai', 'gpt-4o-mini', null, 1, 2, 3, 0.001, 'ok' from generate_series(1, $2::int * 5) i`,
+        `insert into usage_records (created_at, account_id, api_key_id, provider, model, ladder, prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome)
+         select now() - (i || ' seconds')::interval * 30, $1, null, 'openai', 'gpt-4o-mini', null, 1, 2, 3, 1000000, 'ok' from generate_series(1, $2::int * 5) i`,
         [account, n],
       );
       await q(
-        `insert into usage_hourly (account_id, hour, model, requests, prompt_tokens, completion_tokens, total_tokens, cost_usd)
-         select $1, date_trunc('hour', now(), 'UTC') - (i || ' hours')::interval, 'gpt-4o-mini', 10, 10, 20, 30, 0.01 from generate_series(1, $2::int / 4) i`,
+        `insert into usage_hourly (account_id, hour, model, requests, prompt_tokens, completion_tokens, total_tokens, cost_nanos)
+         select $1, date_trunc('hour', now(), 'UTC') - (i || ' hours')::interval, 'gpt-4o-mini', 10, 10, 20, 30, 10000000 from generate_series(1, $2::int / 4) i`,
         [account, n],
       );
     }
     await q(`insert into instance_events (instance_id, seq, type, data) select id, s, 'step.started', '{}' from instances, generate_series(1, 3) s`);
-    await q(`insert into instance_calls (instance_id, call_key, output, usage, cost_usd, latency_ms) select id, '1.s.' || s, 'o', '{}', 0, 1 from instances, generate_series(1, 2) s`);
+    await q(`insert into instance_calls (instance_id, call_key, output, usage, cost_nanos, latency_ms) select id, '1.s.' || s, 'o', '{}', 0, 1 from instances, generate_series(1, 2) s`);
     instanceId = (await q(`select id from instances where account_id = $1 and status = 'completed' limit 1`, [user.id]))[0]!.id as string;
     await q('analyze');
     rec = recorder();

@@ -69,15 +69,15 @@ export const echo = (prompt: string) => `echo: ${prompt}`;
 export function echoAccounting(prompts: string[]) {
   const prices = createPriceTable();
   const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  let spendUsd = 0;
+  let spendNanos = 0;
   for (const prompt of prompts) {
     const call = { prompt_tokens: prompt.length, completion_tokens: echo(prompt).length, total_tokens: prompt.length + echo(prompt).length };
     usage.prompt_tokens += call.prompt_tokens;
     usage.completion_tokens += call.completion_tokens;
     usage.total_tokens += call.total_tokens;
-    spendUsd += costOf(MODEL, call, prices);
+    spendNanos += costOf(MODEL, call, prices);
   }
-  return { usage, spendUsd };
+  return { usage, spendNanos };
 }
 
 export interface InstanceRow {
@@ -96,7 +96,8 @@ export interface InstanceRow {
   answer: string | null;
   error: { status: number; type: string; code: string; message: string } | null;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
-  spend_usd: number;
+  /** Raw bigint: a number from PGlite, a string from node-postgres. */
+  spend_nanos: number | string;
   model_calls: number;
   trace: Array<{ pass: number; depth: number; stepId: string; groupId?: string; recursionAnswer?: string; nodes: Array<Record<string, any>> }> | null;
   created_at: Date;

@@ -1,5 +1,6 @@
 // Ladder runs that are refused or fail: request checks, allowedTargets, knobs, budget,
 // vendor failures, and what the instance row records for each (docs/ladders-api.md, "Errors").
+import { formatUsd } from '../../src/money.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LadderConfig } from '../../src/ladders/language/config.js';
 import { gatedTreeOfThought, minimalLadder, recursiveRefinement } from '../ladders/examples.js';
@@ -119,11 +120,11 @@ describe('refused and failed ladder runs', () => {
     const res = await runLadder(h, user, 'tight', ask('What is 2+2?'));
     const p1 = `Question: What is 2+2?\n\n${SI}\nAnswer the question.`;
     expect(promptsReceived(h.fake)).toEqual([p1]);
-    const { usage, spendUsd } = echoAccounting([p1]);
+    const { usage, spendNanos } = echoAccounting([p1]);
     expect(res.statusCode).toBe(402);
     const { message } = res.json().error;
     expect(message).toMatch(
-      new RegExp(`^Execution budget exceeded: spent \\$${spendUsd.toFixed(6)} of the \\$0\\.00008 maximum; the next call of step "refine" may cost up to \\$0\\.0000\\d{2}, more than remains\\.$`),
+      new RegExp(`^Execution budget exceeded: spent \\${formatUsd(spendNanos)} of the \\$0\\.00008 maximum; the next call of step "refine" may cost up to \\$0\\.0000\\d{2}, more than remains\\.$`),
     );
     expect(res.json()).toEqual({ error: { message, type: 'insufficient_quota', code: 'execution_budget_exceeded', param: null } });
 
@@ -135,7 +136,7 @@ describe('refused and failed ladder runs', () => {
       usage,
       model_calls: 1,
     });
-    expect(row.spend_usd).toBeCloseTo(spendUsd, 15);
+    expect(Number(row.spend_nanos)).toBe(spendNanos);
     expect(row.trace!.map((s) => [s.stepId, s.nodes.length])).toEqual([['draft', 1], ['refine', 0]]);
     expect(row.finished_at).not.toBeNull();
   });
@@ -171,9 +172,9 @@ describe('refused and failed ladder runs', () => {
       status: 'failed',
       error: { status: 502, type: 'execution_error', code: 'step_failed', message: error.message },
       usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      spend_usd: 0,
       model_calls: 1,
     });
+    expect(Number(row.spend_nanos)).toBe(0);
     expect(row.trace![0]!.nodes[0]).toMatchObject({ node: 1, survived: false, provider: null, output: '' });
     expect(row.trace![0]!.nodes[0]!.error).toEqual(expect.any(String));
   });

@@ -97,7 +97,7 @@ describe('messages.create', () => {
     });
     expect(response.headers.get('x-ladder-provider')).toBe('anthropic');
     // Metered like chat: claude-sonnet-4-5 at $3 / $15 per million tokens.
-    expect(response.headers.get('x-ladder-cost-usd')).toBe(((5 * 3 + 11 * 15) / 1e6).toFixed(8));
+    expect(response.headers.get('x-ladder-cost-usd')).toBe('0.000180000'); // (5 * 3 + 11 * 15) / 1e6 USD, exactly
   });
 
   it('anthropic-beta is passed on to Anthropic (the SDK’s beta.messages too); a malformed one is a 400', async () => {

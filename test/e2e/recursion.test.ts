@@ -40,11 +40,11 @@ describe('recursion as a function call', () => {
       for (let k = depth + 2; k < prompts.length; k++) expect(prompts[k]).toBe(`R: ${echo(prompts[k - 1]!)}\n\n${SI}\nfinal`);
       const answer = echo(prompts.at(-1)!);
       expect(res.json().choices[0].message.content).toBe(answer);
-      const { usage, spendUsd } = echoAccounting(prompts);
+      const { usage, spendNanos } = echoAccounting(prompts);
       expect(res.json().usage).toEqual(usage);
       const row = await instanceRow(h, res.headers['x-ladder-instance'] as string);
       expect(row).toMatchObject({ status: 'completed', model_calls: 2 * (depth + 1), usage, answer });
-      expect(row.spend_usd).toBeCloseTo(spendUsd, 12);
+      expect(Number(row.spend_nanos)).toBe(spendNanos);
       // The trace: each level's dig carries the answer of the level below (its final).
       const digs = row.trace!.filter((s) => s.stepId === 'dig');
       expect(digs.map((s) => s.depth)).toEqual(Array.from({ length: depth + 1 }, (_, d) => d));

@@ -65,10 +65,10 @@ export async function finishInstance(
   database: Database,
   instanceId: string,
   outcome: { status: 'completed'; answer: string } | { status: 'failed' | 'cancelled'; error: { status: number; type: string; code: string; message: string } },
-  extra: { usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number }; spendUsd?: number; modelCalls?: number; trace?: unknown[] } = {},
+  extra: { usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number }; spendNanos?: number; modelCalls?: number; trace?: unknown[] } = {},
 ): Promise<void> {
   await database.query(
-    `update instances set status = $2, answer = $3, error = $4, usage = $5, spend_usd = $6, model_calls = $7, trace = $8,
+    `update instances set status = $2, answer = $3, error = $4, usage = $5, spend_nanos = $6, model_calls = $7, trace = $8,
        finished_at = now(), started_at = coalesce(started_at, now()) where id = $1`,
     [
       instanceId,
@@ -76,7 +76,7 @@ export async function finishInstance(
       outcome.status === 'completed' ? outcome.answer : null,
       outcome.status === 'completed' ? null : JSON.stringify(outcome.error),
       JSON.stringify(extra.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }),
-      extra.spendUsd ?? 0,
+      extra.spendNanos ?? 0,
       extra.modelCalls ?? 0,
       extra.trace ? JSON.stringify(extra.trace) : null,
     ],

@@ -41,6 +41,7 @@ describe('PRICES_FILE', () => {
     ['string.json', '{"m": {"input": "1", "output": 1}}', /"m"\.input: .* got "1"/],
     ['cached.json', '{"m": {"input": 1, "output": 1, "cached_input": -0.5}}', /"m"\.cached_input: must be a number of USD per million tokens, 0 or more, got -0.5/],
     ['member.json', '{"m": {"input": 1, "output": 1, "cache": 1}}', /"m"\.cache: unknown member \(only "input", "output", "cached_input" and "reasoning" are allowed\)/],
+    ['decimals.json', '{"m": {"input": 0.0000000001, "output": 1}}', /"m"\.input: at most 9 decimals \(whole nano-dollars per million tokens\), got 1e-10/],
     ['twice.json', '{"M": {"input": 1, "output": 1}, "m": {"input": 1, "output": 1}}', /"m": listed twice/],
   ])('%s stops the boot naming the problem', (name, text, message) => {
     const full = text === null ? path.join(dir, name) : file(name, text);

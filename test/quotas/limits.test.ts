@@ -133,8 +133,9 @@ describe('spend quotas', () => {
   // holds $1.00 while it runs, and costs $0.80 (`echo: hi` is 8 completion tokens).
   const SPEND = { ...HI, model: 'gpt-spend' };
   const spendRow = async (subjectId: string, metric = 'usd_day') => {
-    const rows = await h.testApp.database.query<{ amount: number }>('select amount from quota_windows where subject_id = $1 and metric = $2', [subjectId, metric]);
-    return rows.map((r) => Number(r.amount.toFixed(9)));
+    // Whole nanos (src/money.ts): exact, no rounding needed to compare them.
+    const rows = await h.testApp.database.query<{ amount: number | string }>('select amount from quota_windows where subject_id = $1 and metric = $2', [subjectId, metric]);
+    return rows.map((r) => Number(r.amount));
   };
 
   it('key, daily: each call holds its worst case; one that cannot fit gets 402 naming the limit, what is used, the call and the reset', async () => {
@@ -144,7 +145,7 @@ describe('spend quotas', () => {
     for (let i = 0; i < 2; i++) {
       const ok = await chat(h.app, user.headers, SPEND);
       expect(ok.statusCode, ok.body).toBe(200);
-      expect(ok.headers['x-ladder-cost-usd']).toBe('0.80000000');
+      expect(ok.headers['x-ladder-cost-usd']).toBe('0.800000000');
     }
     // $1.60 spent: a third call could cost $1.00 and would end at $2.60.
     const before = h.fake.requests.length;
@@ -152,7 +153,7 @@ describe('spend quotas', () => {
     expect(refused.statusCode).toBe(402);
     expect(refused.json().error).toMatchObject({ type: 'insufficient_quota', code: 'quota_exceeded' });
     expect(refused.json().error.message).toBe(
-      `Spend quota exceeded: API key ${user.keyId} has spent or holds for calls in flight $1.600000 of its daily limit of $2.5, and this call may cost up to $1.000000 (UTC day); the quota resets at 2026-03-12T00:00:00.000Z.`,
+      `Spend quota exceeded: API key ${user.keyId} has spent or holds for calls in flight $1.600000 of its daily limit of $2.500000, and this call may cost up to $1.000000 (UTC day); the quota resets at 2026-03-12T00:00:00.000Z.`,
     );
     expect(h.fake.requests.length).toBe(before);
     // A call that fits still passes.
@@ -173,7 +174,7 @@ describe('spend quotas', () => {
     expect(answers.filter((a) => a.statusCode === 402)).toHaveLength(4);
     // Once the ledger has recorded the costs, the counter holds exactly what was spent.
     await h.app.usageLedger.flush();
-    expect(await spendRow(user.keyId)).toEqual([1.6]);
+    expect(await spendRow(user.keyId)).toEqual([1_600_000_000]);
   });
 
   it('a call that sets no max_tokens is sent with the max_tokens the quota pays; none left: 402', async () => {
@@ -204,11 +205,11 @@ describe('spend quotas', () => {
     await h.app.usageLedger.flush();
     expect((await chat(h.app, user.second.headers, SPEND)).statusCode).toBe(200);
     await h.app.usageLedger.flush();
-    expect(await spendRow(user.id, 'usd_month')).toEqual([1.6]);
+    expect(await spendRow(user.id, 'usd_month')).toEqual([1_600_000_000]);
     const refused = await chat(h.app, user.headers, SPEND);
     expect(refused.statusCode).toBe(402);
     expect(refused.json().error.message).toBe(
-      `Spend quota exceeded: account "${user.username}" has spent or holds for calls in flight $1.600000 of its monthly limit of $2, and this call may cost up to $1.000000 (UTC month); the quota resets at 2026-05-01T00:00:00.000Z.`,
+      `Spend quota exceeded: account "${user.username}" has spent or holds for calls in flight $1.600000 of its monthly limit of $2.000000, and this call may cost up to $1.000000 (UTC month); the quota resets at 2026-05-01T00:00:00.000Z.`,
     );
     h.clock.ms = Date.UTC(2026, 4, 1, 0, 0, 0);
     expect((await chat(h.app, user.second.headers, SPEND)).statusCode).toBe(200);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
+import { formatUsd, nanosOf } from '../../src/money.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
 import { build, createKey, createUser, type TestApp } from '../helpers/build.js';
 import { openTestDatabase } from '../helpers/database.js';
@@ -104,7 +105,7 @@ describe(`${N} instances on one database`, () => {
       const refused = answers.find((a) => a.statusCode === 429)!;
       expect(refused.headers['retry-after']).toBeDefined();
       expect(refused.json().error.code).toBe('rate_limit_exceeded');
-      const [row] = await apps[0]!.database.query<{ amount: number }>(
+      const [row] = await apps[0]!.database.query<{ amount: number | string }>(
         "select amount from quota_windows where subject_id = $1 and metric = 'requests' and window_start = $2",
         [key.id, new Date(Math.floor(clock.ms / 60_000) * 60_000)],
       );
@@ -133,22 +134,22 @@ describe(`${N} instances on one database`, () => {
     const answers = await Promise.all(apps.flatMap(({ app }) => Array.from({ length: SPEND_CONCURRENCY }, () => chat(app, key.headers, body))));
     for (const a of answers) expect([200, 402]).toContain(a.statusCode);
     const ok = answers.filter((a) => a.statusCode === 200);
-    const spent = ok.reduce((acc, a) => acc + Number(a.headers['x-ladder-cost-usd']), 0);
-    const oneCall = 0.002002;
-    const worstCall = (116 * 1 + 10 * 250) / 1_000_000;
-    for (const a of ok) expect(Number(a.headers['x-ladder-cost-usd'])).toBeCloseTo(oneCall, 9);
+    // In whole nanos, as the service counts: the sums are exact.
+    const spent = ok.reduce((acc, a) => acc + nanosOf(Number(a.headers['x-ladder-cost-usd'])), 0);
+    const limitNanos = nanosOf(limit);
+    const worstCall = (116 * 1 + 10 * 250) * 1000;
+    for (const a of ok) expect(a.headers['x-ladder-cost-usd']).toBe('0.002002000');
     // docs/quotas.md: at most one call's worst case per process over the limit; here, none.
-    expect(spent).toBeLessThanOrEqual(limit + N * worstCall);
-    expect(spent).toBeLessThanOrEqual(limit + 1e-9);
+    expect(spent).toBeLessThanOrEqual(limitNanos);
     // Holds are worst cases ($0.002616 each, $0.0026 more than they cost): 19 fit in $0.05.
-    expect(ok.length).toBeGreaterThanOrEqual(Math.floor(limit / worstCall));
-    console.log(`usd_per_day $${limit}, ${N} instances x ${SPEND_CONCURRENCY} concurrent calls: ${ok.length} admitted, spent $${spent.toFixed(6)} (${(spent / limit).toFixed(2)}x the limit)`);
+    expect(ok.length).toBeGreaterThanOrEqual(Math.floor(limitNanos / worstCall));
+    console.log(`usd_per_day $${limit}, ${N} instances x ${SPEND_CONCURRENCY} concurrent calls: ${ok.length} admitted, spent ${formatUsd(spent)} (${(spent / limitNanos).toFixed(2)}x the limit)`);
     // Once every ledger has written its batch, the shared counter holds exactly what was spent.
     for (const { app } of apps) await app.usageLedger.flush();
-    const [row] = await apps[0]!.database.query<{ amount: number }>(
+    const [row] = await apps[0]!.database.query<{ amount: number | string }>(
       "select amount from quota_windows where subject_id = $1 and metric = 'usd_day'",
       [key.id],
     );
-    expect(row!.amount).toBeCloseTo(spent, 9);
+    expect(Number(row!.amount)).toBe(spent);
   });
 });

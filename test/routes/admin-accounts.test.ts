@@ -62,7 +62,7 @@ describe('admin: accounts and the audit log', () => {
     await createKey(t.app, 'detail-me', undefined, { expires_at: new Date(Date.now() + 60_000).toISOString() });
     await admin('PUT', '/v1/admin/accounts/detail-me/limits', { usd_per_day: 3 });
     await t.database.query(
-      `insert into usage_records (created_at, account_id, model, prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome) values (now(), $1, 'm', 3, 4, 7, 0.5, 'ok')`,
+      `insert into usage_records (created_at, account_id, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome) values (now(), $1, 'm', 3, 4, 7, 500000000, 'ok')`,
       [account.id],
     );
     const res = await admin('GET', '/v1/admin/accounts/detail-me');

@@ -82,8 +82,8 @@ describe('/v1/api-keys and /v1/account', () => {
     await t.app.inject({ method: 'PUT', url: `/v1/admin/api-keys/${manage.id}/limits`, headers: adminHeaders, payload: { requests_per_minute: 30 } });
     const [account] = await t.database.query<{ id: string }>('select id from accounts where username = $1', [username]);
     await t.database.query(
-      `insert into usage_records (created_at, account_id, api_key_id, model, prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome)
-       values (now(), $1, $2, 'gpt-4o-mini', 10, 5, 15, 0.25, 'ok'), (now() - interval '40 days', $1, $2, 'gpt-4o-mini', 1, 1, 2, 9, 'ok')`,
+      `insert into usage_records (created_at, account_id, api_key_id, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome)
+       values (now(), $1, $2, 'gpt-4o-mini', 10, 5, 15, 250000000, 'ok'), (now() - interval '40 days', $1, $2, 'gpt-4o-mini', 1, 1, 2, 9000000000, 'ok')`,
       [account!.id, manage.id],
     );
     const body = (await call('GET', '/v1/account', manage.key)).json();

@@ -26,7 +26,7 @@ describe('event stream of a finished run', () => {
     instanceId = await insertInstance(t.database, { accountId: user.id, author: user.username, slug: 'thinker', knobs: { passes: 2, depth: 1 }, stepsTotal: 4 });
     await appendEvents(t.database, instanceId, gateLoopRecursionRun());
     await finishInstance(t.database, instanceId, { status: 'completed', answer: 'Forty-two.' }, {
-      usage: { prompt_tokens: 900, completion_tokens: 220, total_tokens: 1120 }, spendUsd: 0.0021, modelCalls: 22,
+      usage: { prompt_tokens: 900, completion_tokens: 220, total_tokens: 1120 }, spendNanos: 2_100_000, modelCalls: 22,
     });
   });
   afterAll(() => t?.close());
@@ -168,7 +168,7 @@ describe('finished runs without a terminal event', () => {
     const id = await insertInstance(t.database, { accountId: user.id, mode: 'sync' });
     const node = (n: number, survived: boolean, latencyMs: number) => ({
       node: n, prompt: `p${n}`, promptChars: 2, output: survived ? 'YES' : 'NO', survived, provider: 'openai',
-      usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }, costUsd: 0.001, latencyMs,
+      usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }, costNanos: 0.001, latencyMs,
     });
     const trace = [
       { pass: 1, depth: 0, stepId: 'judge', nodes: [node(1, true, 300), node(2, false, 100)] },

@@ -1,6 +1,7 @@
 // GET /v1/pipelines/instances/{id}, /trace and the list (issue 7 points 2 to 4;
 // docs/pipelines.md). Synchronous runs make the completed and failed instances; rows are
 // moved to `running` by hand, since the worker lives elsewhere.
+import { nanosToUsd } from '../../src/money.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { minimalLadder } from '../ladders/examples.js';
 import {
@@ -89,7 +90,7 @@ describe('reading instances', () => {
       attempts: 1,
       progress: { model_calls: 2, steps_completed: 2, steps_total: 2 },
       usage: sync.json().usage,
-      spend_usd: row.spend_usd,
+      spend_usd: nanosToUsd(Number(row.spend_nanos)),
       rerun_of: null,
       reused_calls: 0,
       reused_spend_usd: 0,
@@ -115,9 +116,9 @@ describe('reading instances', () => {
     const id = await startPending();
     await setRow(h, id, "status = 'running', started_at = now(), attempts = 1, steps_completed = 1");
     await h.testApp.database.query(
-      `insert into instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms) values
-       ($1, 'a', 'one', '{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}', 0.25, 'openai', 12),
-       ($1, 'b', 'two', '{"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}', 0.5, 'openai', 7)`,
+      `insert into instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms) values
+       ($1, 'a', 'one', '{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}', 250000000, 'openai', 12),
+       ($1, 'b', 'two', '{"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}', 500000000, 'openai', 7)`,
       [id],
     );
     const body = (await getInstance(h, user, id)).json();
@@ -174,7 +175,7 @@ describe('reading instances', () => {
             prompt_chars: n.promptChars,
             output: n.output,
             usage: n.usage,
-            cost_usd: n.costUsd,
+            cost_usd: nanosToUsd(n.costNanos),
             provider: 'openai',
             latency_ms: n.latencyMs,
             survived: true,

@@ -4,6 +4,7 @@
 // `wait: true`; and a rerun resumed after a crash neither re-reuses nor re-pays.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LadderConfig, ModelStep } from '../../src/ladders/language/config.js';
+import { nanosToUsd } from '../../src/money.js';
 import { createPriceTable, costOf } from '../../src/pricing/prices.js';
 import { createKey } from '../helpers/build.js';
 import { setKeyLimits } from '../quotas/helpers.js';
@@ -35,8 +36,9 @@ const twins: LadderConfig = {
   ],
 };
 
+/** What the call of `prompt` cost, in dollars as the API shows it. */
 const cost = (prompt: string) =>
-  costOf(MODEL, { prompt_tokens: prompt.length, completion_tokens: echo(prompt).length, total_tokens: prompt.length + echo(prompt).length }, createPriceTable());
+  nanosToUsd(costOf(MODEL, { prompt_tokens: prompt.length, completion_tokens: echo(prompt).length, total_tokens: prompt.length + echo(prompt).length }, createPriceTable()));
 
 describe('POST /v1/pipelines/instances/{id}/rerun', () => {
   let h: Harness;
@@ -111,9 +113,9 @@ describe('POST /v1/pipelines/instances/{id}/rerun', () => {
     expect(log[0]!.data).toEqual({ attempt: 1, resumed: false, recorded_calls: 0, rerun_of: sourceId, reusable_calls: 2 });
     expect(log.filter((e) => e.type === 'node.completed').map((e) => [e.data.reused, e.data.cost_usd, e.data.saved_usd])).toEqual([[true, 0, cost(p1)], [true, 0, cost(p2)]]);
     expect(log.at(-1)).toMatchObject({ type: 'instance.completed', data: { model_calls: 2, spend_usd: 0, reused_calls: 2 } });
-    const calls = await db().query<{ call_key: string; cost_usd: number; reused_from: string; saved_usd: number; prompt_hash: string }>(
-      'select call_key, cost_usd, reused_from, saved_usd, prompt_hash from instance_calls where instance_id = $1 order by call_key', [id]);
-    expect(calls.map((c) => [c.call_key, Number(c.cost_usd), c.reused_from])).toEqual([['1.draft.1', 0, '1.draft.1'], ['1.refine.1', 0, '1.refine.1']]);
+    const calls = await db().query<{ call_key: string; cost_nanos: number; reused_from: string; saved_nanos: number; prompt_hash: string }>(
+      'select call_key, cost_nanos, reused_from, saved_nanos, prompt_hash from instance_calls where instance_id = $1 order by call_key', [id]);
+    expect(calls.map((c) => [c.call_key, Number(c.cost_nanos), c.reused_from])).toEqual([['1.draft.1', 0, '1.draft.1'], ['1.refine.1', 0, '1.refine.1']]);
     expect(calls.every((c) => /^[0-9a-f]{64}$/.test(c.prompt_hash))).toBe(true);
     expect(await ledgerRows(id)).toBe(0);
 
@@ -250,7 +252,7 @@ describe('POST /v1/pipelines/instances/{id}/rerun', () => {
     const res = await rerun(sourceId, undefined);
     expect(res.statusCode, res.body).toBe(202);
     const row = await waitForStatus(db(), res.json().instanceId, ['completed', 'failed']);
-    expect(row).toMatchObject({ status: 'completed', input: 'first input', rerun_of: sourceId, spend_usd: 0 });
+    expect(row).toMatchObject({ status: 'completed', input: 'first input', rerun_of: sourceId, spend_nanos: 0 });
   });
 
   it('answers a retry with the same Idempotency-Key with the same rerun, and refuses the key for another body', async () => {
@@ -298,10 +300,10 @@ describe('POST /v1/pipelines/instances/{id}/rerun', () => {
     const id = await insertPending(db(), { ladderId: ladder!.ladder_id, ladderVersion: 1, author: user.username, slug: 'twins', accountId: user.id, input: q, knobs: { n: 2 } }, {
       rerun_of: sourceId, status: 'running', attempts: 1, fence: 1, claimed_by: 'dead-process', started_at: new Date(Date.now() - 5000), lease_expires_at: new Date(Date.now() - 1000),
     });
-    const [saved] = await db().query<{ saved_usd: number }>('select cost_usd as saved_usd from instance_calls where instance_id = $1 and call_key = $2', [sourceId, two.call_key]);
+    const [saved] = await db().query<{ saved_nanos: number }>('select cost_nanos as saved_nanos from instance_calls where instance_id = $1 and call_key = $2', [sourceId, two.call_key]);
     await db().query(
-      `insert into instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms, prompt_hash, reused_from, saved_usd)
-       select $1, '1.guess.1', output, usage, 0, provider, 0, prompt_hash, call_key, cost_usd from instance_calls where instance_id = $2 and call_key = $3`,
+      `insert into instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms, prompt_hash, reused_from, saved_nanos)
+       select $1, '1.guess.1', output, usage, 0, provider, 0, prompt_hash, call_key, cost_nanos from instance_calls where instance_id = $2 and call_key = $3`,
       [id, sourceId, two.call_key],
     );
     await db().query(`insert into instance_events (instance_id, seq, type, data) values ($1, 1, 'instance.started', '{}')`, [id]);
@@ -313,7 +315,7 @@ describe('POST /v1/pipelines/instances/{id}/rerun', () => {
     expect(h.fake.requests).toHaveLength(1);
     const view = (await getInstance(h, user, id)).json();
     expect(view.reused_calls).toBe(2);
-    expect(view.reused_spend_usd).toBeGreaterThanOrEqual(Number(saved!.saved_usd));
+    expect(view.reused_spend_usd).toBeGreaterThanOrEqual(nanosToUsd(Number(saved!.saved_nanos)));
     const log = await events(db(), id);
     expect(log.find((e) => e.type === 'instance.started' && e.data.resumed)?.data).toEqual({ attempt: 2, resumed: true, recorded_calls: 1, rerun_of: sourceId, reusable_calls: 2 });
   });

@@ -57,7 +57,7 @@ describe.skipIf(browserMissing)('Run again, in Chromium', () => {
       await page.screenshot({ path: path.join(tmpdir(), 'ladder-ui-run-again.png'), fullPage: true });
 
       expect(ui.fake.requests.map((r) => r.body.messages[0].content)).toEqual([expect.stringContaining('Say it in one sentence.')]);
-      const [row] = await ui.database.query<{ rerun_of: string; ladder_version: number; spend_usd: number }>('select rerun_of, ladder_version, spend_usd from instances where id = $1', [rerunId]);
+      const [row] = await ui.database.query<{ rerun_of: string; ladder_version: number; spend_nanos: number }>('select rerun_of, ladder_version, spend_nanos from instances where id = $1', [rerunId]);
       expect(row).toMatchObject({ rerun_of: sourceId, ladder_version: 2 });
     }), 90_000);
 });

@@ -144,11 +144,9 @@ describe.skipIf(browserMissing)('web UI in Chromium', () => {
     await expect(problem.getByRole('button').textContent()).resolves.toBe('Line 13');
     await expect(editor.getAttribute('aria-invalid')).resolves.toBe('true');
     await problem.getByRole('button', { name: 'Line 13' }).click();
-    const selected = await editor.evaluate((el) => {
-      const area = el as unknown as { value: string; selectionStart: number; selectionEnd: number };
-      return area.value.slice(area.selectionStart, area.selectionEnd);
-    });
-    expect(selected).toBe('      - { name: Draft, type: ingest, from: { stepId: drfat } }');
+    // The code editor mirrors its selection into the page's.
+    await expect.poll(() => page.evaluate<string>('document.getSelection().toString()'), WAIT).toBe('      - { name: Draft, type: ingest, from: { stepId: drfat } }');
+    await expect(page.evaluate<string>("document.activeElement.getAttribute('aria-labelledby')")).resolves.toBe('config-label');
 
     await editor.fill(broken.replace('drfat', 'draft'));
     await page.getByText('Valid: ready to save and run.').waitFor(WAIT);

@@ -108,7 +108,7 @@ describe('a row the database refuses', () => {
     ladder: null,
     instanceId: null,
     usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
-    costUsd: 0.001,
+    costNanos: 1_000_000,
     outcome: 'ok',
   });
 

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.js';
+import { nanosToUsd } from '../../src/money.js';
 import type { GroupBy } from '../../src/schemas/quotas.js';
 import { createSpendTracker } from '../../src/quotas/spend.js';
 import type { UsageEntry } from '../../src/usage/entry.js';
@@ -26,11 +27,11 @@ async function rawReport(database: Database, accountId: string, start: number, e
   const group = RAW_GROUP[groupBy];
   const rows = await database.query<Record<string, string | null>>(
     `select ${group} as "group", count(*) as requests, sum(prompt_tokens) as prompt, sum(completion_tokens) as completion,
-       sum(total_tokens) as total, sum(cost_usd) as cost
+       sum(total_tokens) as total, sum(cost_nanos) as cost
      from usage_records where account_id = $1 and created_at >= $2 and created_at < $3 group by ${group} order by ${group}`,
     [accountId, new Date(start).toISOString(), new Date(end).toISOString()],
   );
-  return rows.map((r) => ({ group: r.group, requests: Number(r.requests), prompt_tokens: Number(r.prompt), completion_tokens: Number(r.completion), total_tokens: Number(r.total), cost_usd: Number(r.cost) }));
+  return rows.map((r) => ({ group: r.group, requests: Number(r.requests), prompt_tokens: Number(r.prompt), completion_tokens: Number(r.completion), total_tokens: Number(r.total), cost_usd: nanosToUsd(Number(r.cost)) }));
 }
 
 /** mulberry32: the same rows on every run. */
@@ -71,7 +72,7 @@ describe('usage reports from hourly totals', () => {
         ladder: pick([null, 'alice/refine', 'bob/debate']),
         instanceId: null,
         usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
-        costUsd: pick([0, 0.000125, 0.5, 1e-9 * prompt]),
+        costNanos: pick([0, 125_000, 500_000_000, prompt]),
         outcome: 'ok',
       });
       // Several batches, so that groups meet in the totals across batches.
@@ -96,8 +97,8 @@ describe('usage reports from hourly totals', () => {
       for (const groupBy of GROUPS) {
         const expected = await rawReport(database, account, start, end, groupBy);
         const report = await usageReport(database, account, { start, end }, groupBy);
-        expect(report.data.map((r) => ({ ...r, cost_usd: 0 })), groupBy).toEqual(expected.map((r) => ({ ...r, cost_usd: 0 })));
-        report.data.forEach((r, i) => expect(r.cost_usd, `${groupBy} ${r.group}`).toBeCloseTo(expected[i]!.cost_usd, 9));
+        // Costs too, exactly: whole nanos summed as integers, whatever the mix of hourly totals and raw rows.
+        expect(report.data, groupBy).toEqual(expected);
       }
     });
   }
@@ -115,7 +116,7 @@ describe('usage reports from hourly totals', () => {
 
   it('writes a batch once under its id: a retry after a lost acknowledgement adds nothing', async () => {
     const account = randomUUID();
-    const row: UsageEntry = { at: july, accountId: account, apiKeyId: null, provider: 'openai', model: 'm', ladder: null, instanceId: null, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, costUsd: 0.5, outcome: 'ok' };
+    const row: UsageEntry = { at: july, accountId: account, apiKeyId: null, provider: 'openai', model: 'm', ladder: null, instanceId: null, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, costNanos: 500_000_000, outcome: 'ok' };
     const id = randomUUID();
     expect(await database.db.transaction((tx) => writeRows(tx as never, id, [row, row]))).toBe(true);
     expect(await database.db.transaction((tx) => writeRows(tx as never, id, [row, row]))).toBe(false);

@@ -1,6 +1,7 @@
 // Issue 10, item 4: the ledger's totals (GET /v1/usage) equal the sum of what every answer
 // reported, for a mix of direct calls and synchronous ladder runs; range validation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nanosOf, usdDecimal } from '../../src/money.js';
 import { adminHeaders } from '../helpers/build.js';
 import { minimalLadder } from '../ladders/examples.js';
 import { chat, quotaUser, startQuotaHarness, type QuotaHarness } from '../quotas/helpers.js';
@@ -29,14 +30,14 @@ describe('GET /v1/usage', () => {
     const saved = await h.app.inject({ method: 'PUT', url: `/v1/${user.username}/refine`, headers: user.headers, payload: { config: minimalLadder } });
     expect(saved.statusCode, saved.body).toBeLessThan(300);
     h.clock.ms = Date.UTC(2026, 6, 14, 10, 0, 0);
-    const totals = { requests: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: 0 };
+    const totals = { requests: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_nanos: 0 };
     const add = (res: { json(): any; headers: Record<string, unknown> }, calls: number) => {
       const u = res.json().usage;
       totals.requests += calls;
       totals.prompt_tokens += u.prompt_tokens;
       totals.completion_tokens += u.completion_tokens;
       totals.total_tokens += u.total_tokens;
-      totals.cost_usd += Number(res.headers['x-ladder-cost-usd']);
+      totals.cost_nanos += nanosOf(Number(res.headers['x-ladder-cost-usd']));
     };
     for (let i = 0; i < 7; i++) {
       const headers = i % 2 === 0 ? user.headers : user.second.headers;
@@ -64,7 +65,8 @@ describe('GET /v1/usage', () => {
       expect(sum(report.data, 'prompt_tokens')).toBe(totals.prompt_tokens);
       expect(sum(report.data, 'completion_tokens')).toBe(totals.completion_tokens);
       expect(sum(report.data, 'total_tokens')).toBe(totals.total_tokens);
-      expect(sum(report.data, 'cost_usd')).toBeCloseTo(totals.cost_usd, 7);
+      // Exactly: the rows' dollars are whole nanos, and their sum (as nanos) is what the answers reported.
+      expect(report.data.reduce((acc, r) => acc + nanosOf(r.cost_usd), 0)).toBe(totals.cost_nanos);
     }
     const byLadder = await usage(user.headers, `${range}&group_by=ladder`);
     expect(byLadder.data.map((r) => r.group)).toEqual([`${user.username}/refine`, null]);
@@ -115,7 +117,7 @@ describe('GET /v1/usage', () => {
     );
     expect(row).toMatchObject({ ladder: null, instance_id: null, provider: 'openai', model: 'gpt-4o-mini', outcome: 'ok', api_key_id: user.keyId });
     expect(new Date(row!.created_at as string).getTime()).toBe(h.clock.ms);
-    expect(row!.cost_usd).toBeCloseTo(Number(direct.headers['x-ladder-cost-usd']), 8);
+    expect(usdDecimal(Number(row!.cost_nanos))).toBe(direct.headers['x-ladder-cost-usd']);
   });
 
   it('defaults to the current UTC month; rejects bad dates and ranges with 400', async () => {

@@ -1,6 +1,7 @@
 // Background runs through the real stack: claim, checkpoints and events, takeover after a
 // lease expired, run_interrupted, fencing, lease loss, cancellation and retention.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { nanosToUsd } from '../../src/money.js';
 import { createPriceTable, costOf } from '../../src/pricing/prices.js';
 import { InstanceJournal } from '../../src/worker/journal.js';
 import { minimalLadder } from '../ladders/examples.js';
@@ -48,7 +49,7 @@ describe('background runs', () => {
     const usage = { prompt_tokens: p1.length, completion_tokens: echo(p1).length, total_tokens: p1.length + echo(p1).length };
     expect(log[2]!.data).toEqual({
       step: 'draft', pass: 1, depth: 0, node: 1, provider: 'openai', latency_ms: expect.any(Number), usage,
-      cost_usd: costOf(MODEL, usage, createPriceTable()), survived: true, output_excerpt: echo(p1), prompt_excerpt: p1,
+      cost_usd: nanosToUsd(costOf(MODEL, usage, createPriceTable())), survived: true, output_excerpt: echo(p1), prompt_excerpt: p1,
     });
     expect(log[0]!.data).toEqual({ attempt: 1, resumed: false, recorded_calls: 0 });
     expect(log[3]!.data).toEqual({ step: 'draft', pass: 1, depth: 0, survivors: [1] });
@@ -61,7 +62,7 @@ describe('background runs', () => {
     });
     const recordedUsage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
     await db().query(
-      `insert into instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms) values ($1, '1.draft.1', 'recorded draft', $2::text::jsonb, 0.25, 'openai', 42)`,
+      `insert into instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms) values ($1, '1.draft.1', 'recorded draft', $2::text::jsonb, 250000000, 'openai', 42)`,
       [id, JSON.stringify(recordedUsage)],
     );
     await db().query(`insert into instance_events (instance_id, seq, type, data) values ($1, 1, 'instance.started', '{}'), ($1, 2, 'step.started', '{}'), ($1, 3, 'node.completed', '{}')`, [id]);
@@ -70,7 +71,7 @@ describe('background runs', () => {
     expect(h.fake.requests.map((r) => r.body.messages[0].content)).toEqual([p2]);
     expect(row).toMatchObject({ status: 'completed', answer: echo(p2), attempts: 2, fence: 2, model_calls: 2, steps_completed: 2 });
     expect(row.usage.total_tokens).toBe(15 + p2.length + echo(p2).length);
-    expect(row.spend_usd).toBeCloseTo(0.25 + costOf(MODEL, { prompt_tokens: p2.length, completion_tokens: echo(p2).length, total_tokens: 0 }, createPriceTable()), 10);
+    expect(Number(row.spend_nanos)).toBe(250_000_000 + costOf(MODEL, { prompt_tokens: p2.length, completion_tokens: echo(p2).length, total_tokens: 0 }, createPriceTable()));
     expect(row.trace[0].nodes[0]).toMatchObject({ output: 'recorded draft', provider: 'openai', latencyMs: 42 });
     const log = await events(db(), id);
     expect(log[3]).toMatchObject({ seq: 4, type: 'instance.started', data: { attempt: 2, resumed: true, recorded_calls: 1 } });
@@ -81,17 +82,21 @@ describe('background runs', () => {
   it('fails a run whose process stopped RUN_MAX_ATTEMPTS times as run_interrupted (503), with what its checkpoints used', async () => {
     const id = await pending('Doomed', { status: 'running', attempts: 3, fence: 3, claimed_by: 'dead', started_at: new Date(), lease_expires_at: new Date(Date.now() - 1) });
     await db().query(
-      `insert into instance_calls (instance_id, call_key, output, usage, cost_usd, provider, latency_ms) values ($1, '1.draft.1', 'x', '{"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}', 0.5, 'openai', 1)`,
+      `insert into instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms) values ($1, '1.draft.1', 'x', '{"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}', 500000000, 'openai', 1)`,
       [id],
     );
     const row = await waitForStatus(db(), id, ['failed', 'completed']);
     expect(row).toMatchObject({
-      status: 'failed', model_calls: 1, spend_usd: 0.5, usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 }, claimed_by: null, lease_expires_at: null,
+      status: 'failed', model_calls: 1, usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 }, claimed_by: null, lease_expires_at: null,
       error: { status: 503, type: 'api_error', code: 'run_interrupted', message: 'The run was interrupted: the process running it stopped 3 times.' },
     });
     expect(row.finished_at).not.toBeNull();
+    expect(Number(row.spend_nanos)).toBe(500_000_000);
     expect(h.fake.requests).toHaveLength(0);
-    expect((await events(db(), id)).map((e) => e.type)).toEqual(['instance.failed']);
+    const log = await events(db(), id);
+    expect(log.map((e) => e.type)).toEqual(['instance.failed']);
+    // The event shows dollars, exactly: $0.5, not 0.500000000 nor a float's neighbour.
+    expect(log[0]!.data).toMatchObject({ model_calls: 1, spend_usd: 0.5 });
   });
 
   it('fails a synchronous run whose process died as run_interrupted: nobody is left to answer', async () => {
@@ -109,8 +114,8 @@ describe('background runs', () => {
     const lost: unknown[] = [];
     const stale = new InstanceJournal(db(), { id, fence: 1 }, { lastSeq: 0, stepsTotal: 2, recorded: null, onLost: (e) => lost.push(e) });
     const place = { stepId: 'draft', pass: 1, depth: 0, node: 1, key: '1.draft.1' };
-    const call = { output: 'late', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, costUsd: 0, provider: 'openai', latencyMs: 1 };
-    const progress = { usage: call.usage, spendUsd: 0, modelCalls: 1, trace: [] };
+    const call = { output: 'late', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, costNanos: 0, provider: 'openai', latencyMs: 1 };
+    const progress = { usage: call.usage, spendNanos: 0, modelCalls: 1, trace: [] };
     await expect(stale.callCompleted(place, call, { prompt: 'p', survived: true, progress })).rejects.toMatchObject({ code: 'run_interrupted' });
     expect(lost).toHaveLength(1);
     expect(await stale.finish({ status: 'completed', answer: 'late', progress }, [])).toBeNull();
@@ -176,20 +181,20 @@ describe('background runs', () => {
     const young = await pending('young', { status: 'failed', finished_at: daysAgo(29), created_at: daysAgo(29), idempotency_key: 'k-young' });
     const fresh = await pending('fresh', { status: 'pending', created_at: daysAgo(0.5), idempotency_key: 'k-fresh' });
     const stuck = await pending('old but unfinished', { status: 'cancelled', created_at: daysAgo(40), finished_at: null });
-    await db().query(`insert into instance_calls (instance_id, call_key, output, usage, cost_usd, latency_ms) values ($1, 'k', 'o', '{}', 0, 1)`, [old]);
+    await db().query(`insert into instance_calls (instance_id, call_key, output, usage, cost_nanos, latency_ms) values ($1, 'k', 'o', '{}', 0, 1)`, [old]);
     await db().query(`insert into instance_events (instance_id, seq, type, data) values ($1, 1, 'instance.completed', '{}')`, [old]);
     // Keep the worker off the pending one.
     await db().query(`update instances set status = 'cancelled', finished_at = $2 where id = $1`, [fresh, now]);
     const account = '00000000-0000-4000-8000-00000000000a';
     const usageRow = (at: Date, model: string) =>
       db().query(
-        `insert into usage_records (created_at, account_id, model, prompt_tokens, completion_tokens, total_tokens, cost_usd, outcome) values ($1, $2, $3, 1, 1, 2, 0, 'ok')`,
+        `insert into usage_records (created_at, account_id, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome) values ($1, $2, $3, 1, 1, 2, 0, 'ok')`,
         [at, account, model],
       );
     for (let i = 0; i < 3; i++) await usageRow(daysAgo(31 + i), `old-${i}`);
     await usageRow(daysAgo(29), 'young');
     await db().query(
-      `insert into usage_hourly (account_id, hour, model, requests, prompt_tokens, completion_tokens, total_tokens, cost_usd) values ($1, $2, 'old-0', 1, 1, 1, 2, 0)`,
+      `insert into usage_hourly (account_id, hour, model, requests, prompt_tokens, completion_tokens, total_tokens, cost_nanos) values ($1, $2, 'old-0', 1, 1, 1, 2, 0)`,
       [account, daysAgo(31)],
     );
     // Stored responses (RESPONSES_RETENTION_DAYS 30) and audit entries (AUDIT_RETENTION_DAYS 365).

@@ -35,9 +35,9 @@ function counting() {
 
 const held = async (fence = 1) =>
   insertPending(database, { ladderId: null, ladderVersion: 1, author: 'a', slug: 's', accountId, input: 'q' }, { status: 'running', fence, attempts: 1, started_at: new Date() });
-const call = (n: number) => ({ output: `out ${n}`, usage: { prompt_tokens: n, completion_tokens: 1, total_tokens: n + 1 }, costUsd: n / 1000, provider: 'openai', latencyMs: n });
+const call = (n: number) => ({ output: `out ${n}`, usage: { prompt_tokens: n, completion_tokens: 1, total_tokens: n + 1 }, costNanos: n * 1_000_000, provider: 'openai', latencyMs: n });
 const place = (n: number) => ({ stepId: 'fan', pass: 1, depth: 0, node: n, key: `1.fan.${n}` });
-const progress = (n: number) => ({ usage: { prompt_tokens: n, completion_tokens: n, total_tokens: 2 * n }, spendUsd: n / 1000, modelCalls: n, trace: [] });
+const progress = (n: number) => ({ usage: { prompt_tokens: n, completion_tokens: n, total_tokens: 2 * n }, spendNanos: n * 1_000_000, modelCalls: n, trace: [] });
 
 describe('the run journal', () => {
   it('writes the checkpoints of calls finishing together in one statement; each call resolves once its checkpoint is stored', async () => {
@@ -56,8 +56,8 @@ describe('the run journal', () => {
     expect(statements).toEqual(['ladder_journal_flush']);
     for (const keys of stored) expect(keys.sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3', '1.fan.4', '1.fan.5']);
     expect((await events(database, id)).map((e) => [e.seq, e.type, e.data.node])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'node.completed', n]));
-    const [row] = await database.query<Record<string, unknown>>('select output, usage, cost_usd, provider, latency_ms from instance_calls where instance_id = $1 and call_key = $2', [id, '1.fan.3']);
-    expect(row).toEqual({ output: 'out 3', usage: call(3).usage, cost_usd: 0.003, provider: 'openai', latency_ms: 3 });
+    const [row] = await database.query<Record<string, unknown>>('select output, usage, cost_nanos::float8 as cost_nanos, provider, latency_ms from instance_calls where instance_id = $1 and call_key = $2', [id, '1.fan.3']);
+    expect(row).toEqual({ output: 'out 3', usage: call(3).usage, cost_nanos: 3_000_000, provider: 'openai', latency_ms: 3 });
     expect(await instance(database, id)).toMatchObject({ model_calls: 5, steps_total: 1 });
   });
 

@@ -9,11 +9,20 @@ export function duration(ms: number | null): string {
   return minutes < 60 ? `${minutes} min ${seconds} s` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** The API's dollars (exact decimals of whole nano-dollars) as whole nanos, so that sums of them stay exact. */
+export const nanos = (usdValue: number): number => Math.round(usdValue * 1e9);
+
+/**
+ * Dollars as the CLI prints them (src/money.ts, formatUsd): six decimals rounded half up
+ * (`$0.000064`), or every nano of an amount below $0.000001 (`$0.000000064`); never an exponent.
+ */
 export function usd(value: number | null | undefined): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '–';
-  if (value === 0) return '$0';
-  if (value < 0.01) return `$${value.toFixed(value < 0.0001 ? 6 : 4)}`;
-  return `$${value.toFixed(2)}`;
+  const abs = Math.abs(nanos(value));
+  const sign = value < 0 ? '-' : '';
+  if (abs > 0 && abs < 1000) return `${sign}$0.${String(abs).padStart(9, '0').replace(/0+$/, '')}`;
+  const micros = Math.round(abs / 1000);
+  return `${sign}$${Math.floor(micros / 1_000_000)}.${String(micros % 1_000_000).padStart(6, '0')}`;
 }
 
 export function count(value: number | null | undefined): string {

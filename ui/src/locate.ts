@@ -69,18 +69,6 @@ export function lineOf(text: string, offset: number): { line: number; column: nu
   return { line: lines.length, column: lines.at(-1)!.length + 1 };
 }
 
-/** Character range of a 1-based line, to select it in a textarea. */
-export function lineRange(text: string, line: number): { start: number; end: number } {
-  let start = 0;
-  for (let i = 1; i < line; i++) {
-    const next = text.indexOf('\n', start);
-    if (next === -1) break;
-    start = next + 1;
-  }
-  const end = text.indexOf('\n', start);
-  return { start, end: end === -1 ? text.length : end };
-}
-
 /** Line and column from a JSON.parse message ("... at position 42" or "(line 3 column 5)"). */
 export function jsonErrorPosition(text: string, message: string): { line: number; column: number } | null {
   const lc = /line (\d+) column (\d+)/.exec(message);

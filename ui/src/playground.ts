@@ -3,9 +3,11 @@
 // run it, waiting for the answer or in the background with its live timeline.
 import { api, ApiFailure, currentUsername } from './api.js';
 import { savedText, saveUnlessUnchanged } from './save-ladder.js';
+import { createCodeEditor, type Problem } from './code-editor.js';
 import { announce, debounce, h, replaceChildren } from './dom.js';
 import { count } from './format.js';
-import { jsonErrorPosition, lineOf, lineRange, offsetOfPath, splitMessage } from './locate.js';
+import { ladderSuggestions } from './ladder-completion.js';
+import { jsonErrorPosition, lineOf, offsetOfPath, splitMessage } from './locate.js';
 import { parseDocument, stringify } from './vendor/yaml/index.js';
 
 const STORE = 'ladder.playground';
@@ -41,11 +43,6 @@ steps:
     systemPrompt: Write the best answer from the drafts.
 `;
 
-interface Located {
-  line: number | null;
-  message: string;
-}
-
 interface Knob {
   name?: string;
   type?: string;
@@ -54,8 +51,7 @@ interface Knob {
 
 export function playgroundPage(main: HTMLElement): () => void {
   const saved = JSON.parse(sessionStorage.getItem(STORE) ?? '{}') as Record<string, string>;
-  const editor = h('textarea', { id: 'config', name: 'config', rows: 22, wrap: 'off', spellcheck: 'false', autocapitalize: 'off', 'aria-describedby': 'config-help config-status', class: 'code' });
-  editor.value = saved.config ?? EXAMPLE;
+  const editorBox = h('div', { id: 'config', class: 'code-editor' });
   const status = h('p', { id: 'config-status', role: 'status', class: 'help' });
   const errorList = h('ol', { id: 'config-errors', class: 'problems', 'aria-label': 'Problems in the config' });
   const knobBox = h('div', { class: 'knobs' });
@@ -73,9 +69,12 @@ export function playgroundPage(main: HTMLElement): () => void {
 
   const form = h('form', { class: 'playground', novalidate: true },
     h('div', { class: 'editor-col' },
-      h('label', { for: 'config' }, 'Ladder config (YAML or JSON)'),
-      h('p', { id: 'config-help', class: 'help' }, 'Checked as you type. Each problem names its line; choose it to jump there.'),
-      editor, status, errorList,
+      // Not a <label for>: the editor is not a form control; it names itself with aria-labelledby.
+      h('label', { id: 'config-label', onclick: () => editor.focus() }, 'Ladder config (YAML or JSON)'),
+      h('p', { id: 'config-help', class: 'help' },
+        'Checked as you type: problems are underlined (hover for the message) and listed below the editor; choose one to jump to its line. ',
+        'Ctrl-Space completes step ids, types and knob ids. Tab indents: press Escape, then Tab, to move on.'),
+      editorBox, status, errorList,
     ),
     h('div', { class: 'side-col' },
       h('fieldset', {}, h('legend', {}, 'Knobs'), knobBox),
@@ -96,16 +95,28 @@ export function playgroundPage(main: HTMLElement): () => void {
     ),
   );
   main.replaceChildren(h('h1', { tabindex: '-1' }, 'Playground'), form);
+  const editor = createCodeEditor({
+    parent: editorBox,
+    text: saved.config ?? EXAMPLE,
+    labelledBy: 'config-label',
+    describedBy: 'config-help config-status',
+    nonce: document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?.content || undefined,
+    onChange: () => {
+      status.textContent = 'Typing…';
+      scheduleCheck();
+    },
+    suggest: (text, pos) => ladderSuggestions(text, pos, (source) => parseDocument(source)),
+  });
 
   let parsed: unknown = undefined;
-  let problems: Located[] = [];
+  let problems: Problem[] = [];
   let checking: AbortController | null = null;
 
   const remember = () =>
-    sessionStorage.setItem(STORE, JSON.stringify({ config: editor.value, ladder: ladder.value, model: model.value, input: input.value, mode: asyncMode.checked ? 'async' : 'sync' }));
+    sessionStorage.setItem(STORE, JSON.stringify({ config: editor.text, ladder: ladder.value, model: model.value, input: input.value, mode: asyncMode.checked ? 'async' : 'sync' }));
 
   /** Parses the text; syntax errors are located problems. */
-  function parseText(text: string): { value?: unknown; problems: Located[] } {
+  function parseText(text: string): { value?: unknown; problems: Problem[] } {
     const trimmed = text.trim();
     if (!trimmed) return { problems: [{ line: null, message: 'The config is empty.' }] };
     if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
@@ -123,7 +134,7 @@ export function playgroundPage(main: HTMLElement): () => void {
     return { value: doc.toJS(), problems: [] };
   }
 
-  function locate(text: string, errors: string[]): Located[] {
+  function locate(text: string, errors: string[]): Problem[] {
     const doc = parseDocument(text);
     return errors.map((message) => {
       const split = splitMessage(message);
@@ -134,7 +145,7 @@ export function playgroundPage(main: HTMLElement): () => void {
   async function check(): Promise<void> {
     checking?.abort();
     const abort = (checking = new AbortController());
-    const text = editor.value;
+    const text = editor.text;
     remember();
     const result = parseText(text);
     parsed = result.value;
@@ -151,26 +162,17 @@ export function playgroundPage(main: HTMLElement): () => void {
     }
   }
 
-  function show(found: Located[]): void {
+  function show(found: Problem[]): void {
     problems = found;
-    editor.setAttribute('aria-invalid', String(found.length > 0));
+    editor.setProblems(found);
     status.textContent = found.length === 0 ? '✓ Valid: ready to save and run.' : `✗ ${found.length} problem${found.length === 1 ? '' : 's'} in the config:`;
     status.className = found.length === 0 ? 'help ok' : 'help error';
     replaceChildren(errorList, ...found.map((p) =>
       h('li', {},
-        p.line !== null ? h('button', { type: 'button', class: 'link', onclick: () => goToLine(p.line!) }, `Line ${p.line}`) : null,
+        p.line !== null ? h('button', { type: 'button', class: 'link', onclick: () => editor.selectLine(p.line!) }, `Line ${p.line}`) : null,
         p.line !== null ? ': ' : '',
         p.message),
     ));
-  }
-
-  function goToLine(line: number): void {
-    const { start, end } = lineRange(editor.value, line);
-    editor.focus();
-    editor.setSelectionRange(start, end);
-    // Scroll the line into view: a textarea has no API for it, so estimate from the line height.
-    const lineHeight = parseFloat(getComputedStyle(editor).lineHeight) || 20;
-    editor.scrollTop = Math.max(0, (line - 3) * lineHeight);
   }
 
   const knobValues = new Map<string, number>();
@@ -207,10 +209,6 @@ export function playgroundPage(main: HTMLElement): () => void {
   const scheduleCheck = debounce(() => {
     void check();
   }, 400);
-  editor.addEventListener('input', () => {
-    status.textContent = 'Typing…';
-    scheduleCheck();
-  });
   for (const el of [ladder, model, input, syncMode, asyncMode]) el.addEventListener('change', remember);
 
   const listOwn = debounce(async () => {
@@ -238,15 +236,15 @@ export function playgroundPage(main: HTMLElement): () => void {
     try {
       const { body } = await api<{ config?: unknown; version: number }>('GET', `/v1/${where.author}/${where.slug}`);
       if (!body.config) return void fail('That ladder’s config is not visible to you.', ladder);
-      editor.value = stringify(body.config);
+      // Changing the text checks it, as typing does.
+      editor.setText(stringify(body.config));
       announce(`Loaded version ${body.version} of ${where.author}/${where.slug}.`);
-      void check();
     } catch (failure) {
       fail((failure as Error).message, ladder);
     }
   });
 
-  function fail(message: string, focus?: HTMLElement): void {
+  function fail(message: string, focus?: { focus(): void }): void {
     runError.textContent = message;
     focus?.focus();
   }
@@ -308,6 +306,7 @@ export function playgroundPage(main: HTMLElement): () => void {
   void check();
   return () => {
     checking?.abort();
+    editor.destroy();
   };
 }
 

@@ -2,6 +2,8 @@
 // per pass, and again in each recursion child), one bar per node placed by its start and end.
 // Pure data, no DOM, so it is tested on its own.
 
+import { nanos } from './format.js';
+
 export type NodeOutcome = 'succeeded' | 'pruned' | 'failed';
 
 export interface NodeBar {
@@ -148,17 +150,18 @@ function isUsage(v: unknown): v is NodeBar['usage'] & object {
 export function totals(timeline: Timeline): { nodes: number; tokens: number; costUsd: number; reused: number } {
   let nodes = 0;
   let tokens = 0;
-  let costUsd = 0;
+  let costNanos = 0;
   let reused = 0;
   for (const row of timeline.rows) {
     for (const bar of row.nodes) {
       nodes++;
       if (bar.reused) reused++;
       tokens += bar.usage?.total_tokens ?? 0;
-      costUsd += bar.costUsd ?? 0;
+      // Summed in whole nanos: adding the dollars as doubles would show float noise.
+      costNanos += nanos(bar.costUsd ?? 0);
     }
   }
-  return { nodes, tokens, costUsd, reused };
+  return { nodes, tokens, costUsd: costNanos / 1e9, reused };
 }
 
 /** Evenly spaced, round tick positions (ms from the start) for an axis `span` ms long. */

@@ -2,9 +2,12 @@
 // provider, and tables by API key and by ladder; all from GET /v1/usage (UTC days).
 import { api } from './api.js';
 import { announce, h, replaceChildren } from './dom.js';
-import { count, usd } from './format.js';
+import { count, nanos, usd } from './format.js';
 import { lastDays, toSeries, type Series, type UsageRow } from './chart-model.js';
 import { stackedBars } from './stacked-bars.js';
+
+/** Dollars summed as whole nanos, so a total equals the sum of its rows exactly. */
+const sumUsd = (rows: UsageRow[]) => rows.reduce((a, r) => a + nanos(r.cost_usd), 0) / 1e9;
 
 interface Report { data: UsageRow[] }
 interface KeyInfo { id: string; name: string | null; key_prefix: string; revoked_at: string | null }
@@ -76,9 +79,9 @@ export function usagePage(main: HTMLElement): () => void {
     const nameOf = (subgroup: string | null) => subgroup ?? (stack === 'provider' ? 'no provider (failed)' : 'unknown');
     const spend = toSeries(perDay, days, (r) => r.cost_usd, nameOf);
     const tokens = toSeries(perDay, days, (r) => r.total_tokens, nameOf);
-    const total = (field: 'requests' | 'total_tokens' | 'cost_usd') => perDay.reduce((a, r) => a + r[field], 0);
+    const total = (field: 'requests' | 'total_tokens') => perDay.reduce((a, r) => a + r[field], 0);
     replaceChildren(summary,
-      figure('Spend', usd(total('cost_usd')), 'total-spend'), figure('Tokens', count(total('total_tokens')), 'total-tokens'), figure('Requests', count(total('requests')), 'total-requests'));
+      figure('Spend', usd(sumUsd(perDay)), 'total-spend'), figure('Tokens', count(total('total_tokens')), 'total-tokens'), figure('Requests', count(total('requests')), 'total-requests'));
     // Both charts share one colour per name: the spend chart's order decides it.
     const order = [...spend, ...tokens.filter((t) => !spend.some((s) => s.name === t.name))].map((s) => s.name);
     const inOrder = (series: Series[]) => order.map((name) => series.find((s) => s.name === name) ?? { name, values: days.map(() => 0) });
@@ -90,7 +93,7 @@ export function usagePage(main: HTMLElement): () => void {
     replaceChildren(legend, ...(order.length ? order.map((name, k) => h('li', {}, h('span', { class: `swatch series-${k % 8}`, 'aria-hidden': 'true' }), ` ${name}`)) : [h('li', { class: 'muted' }, 'No calls in this range.')]));
     replaceChildren(daily, table('Per day', ['Day', 'Requests', 'Tokens', 'Spend'], days.map((day) => {
       const rows = perDay.filter((r) => r.group === day);
-      return [day, count(rows.reduce((a, r) => a + r.requests, 0)), count(rows.reduce((a, r) => a + r.total_tokens, 0)), usd(rows.reduce((a, r) => a + r.cost_usd, 0))];
+      return [day, count(rows.reduce((a, r) => a + r.requests, 0)), count(rows.reduce((a, r) => a + r.total_tokens, 0)), usd(sumUsd(rows))];
     })));
     const sorted = (rows: UsageRow[]) => [...rows].sort((a, b) => b.cost_usd - a.cost_usd || b.total_tokens - a.total_tokens);
     replaceChildren(byKey, table('Usage by API key', ['Key', 'Requests', 'Tokens', 'Spend'],

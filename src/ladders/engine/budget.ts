@@ -3,7 +3,7 @@
 // where max_tokens is what the call's share of the unreserved budget can pay. A call whose
 // smallest useful reservation does not fit is not started. As long as vendors honour max_tokens
 // and count prompts as tokenizers do, spent + reserved never exceeds the budget.
-import type { ModelPrice } from '../../pricing/prices.js';
+import { nanosPerToken, type ModelPrice } from '../../pricing/prices.js';
 
 /** Chat framing a vendor adds around one user message, in tokens; generous for every vendor. */
 export const PROMPT_OVERHEAD_TOKENS = 16;
@@ -15,11 +15,12 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 export interface Reservation {
   /** Sent to the vendor as max_tokens. */
   maxTokens: number;
-  usd: number;
+  /** Whole nanos reserved. */
+  nanos: number;
 }
 
 export interface BudgetOptions {
-  maxSpendUsd: number;
+  maxSpendNanos: number;
   /** Calls the run may have in flight at once; each may reserve its share of what is free. */
   maxConcurrentCalls: number;
   maxOutputTokens: number;
@@ -28,9 +29,9 @@ export interface BudgetOptions {
 
 /** No call can reserve less than this; reported in the budget error. */
 export interface Shortfall {
-  spentUsd: number;
-  reservedUsd: number;
-  neededUsd: number;
+  spentNanos: number;
+  reservedNanos: number;
+  neededNanos: number;
 }
 
 /** An upper bound on a prompt's tokens: no tokenizer makes more tokens than UTF-8 bytes. */
@@ -45,39 +46,39 @@ export class RunBudget {
 
   constructor(private readonly options: BudgetOptions) {}
 
-  get spentUsd(): number {
+  get spentNanos(): number {
     return this.spent;
   }
 
   /** Reserves a call's worst case, or says what it would need when even the smallest does not fit. */
   reserve(prompt: string): Reservation | Shortfall {
-    const { maxSpendUsd, maxConcurrentCalls, maxOutputTokens, price } = this.options;
-    const perToken = price.output / 1_000_000;
-    const promptUsd = (promptTokenBound(prompt) * price.input) / 1_000_000;
-    const minimal = promptUsd + MIN_OUTPUT_TOKENS * perToken;
-    const free = maxSpendUsd - this.spent - this.reserved;
-    if (minimal > free) return { spentUsd: this.spent, reservedUsd: this.reserved, neededUsd: minimal };
+    const { maxSpendNanos, maxConcurrentCalls, maxOutputTokens, price } = this.options;
+    const perToken = nanosPerToken(price.output);
+    const promptNanos = promptTokenBound(prompt) * nanosPerToken(price.input);
+    const minimal = Math.ceil(promptNanos + MIN_OUTPUT_TOKENS * perToken);
+    const free = maxSpendNanos - this.spent - this.reserved;
+    if (minimal > free) return { spentNanos: this.spent, reservedNanos: this.reserved, neededNanos: minimal };
     // An equal share for every call that may still start alongside, so the first of a step's
     // parallel nodes cannot take the whole budget and starve the rest.
     const share = Math.max(minimal, free / Math.max(1, maxConcurrentCalls - this.inFlight));
-    const affordable = perToken > 0 ? Math.floor((share - promptUsd) / perToken) : maxOutputTokens;
+    const affordable = perToken > 0 ? Math.floor((share - promptNanos) / perToken) : maxOutputTokens;
     const maxTokens = Math.max(MIN_OUTPUT_TOKENS, Math.min(maxOutputTokens, affordable));
-    const usd = promptUsd + maxTokens * perToken;
-    this.reserved += usd;
+    const nanos = Math.ceil(promptNanos + maxTokens * perToken);
+    this.reserved += nanos;
     this.inFlight += 1;
-    return { maxTokens, usd };
+    return { maxTokens, nanos };
   }
 
   /** A call an earlier attempt of the run made and paid for (replayed from its checkpoint). */
-  charge(costUsd: number): void {
-    this.spent += costUsd;
+  charge(costNanos: number): void {
+    this.spent += costNanos;
   }
 
   /** Ends a call: its reservation is released and what it really cost is spent. */
-  settle(reservation: Reservation, costUsd: number): void {
-    this.reserved = Math.max(0, this.reserved - reservation.usd);
+  settle(reservation: Reservation, costNanos: number): void {
+    this.reserved = Math.max(0, this.reserved - reservation.nanos);
     this.inFlight -= 1;
-    this.spent += costUsd;
+    this.spent += costNanos;
   }
 }
 

@@ -1,4 +1,5 @@
 // The ways a run can fail, and the platform caps checked before a run makes any call.
+import { formatUsd, NANOS_PER_USD, usdDecimal } from '../../money.js';
 import { ApiError, LimitError } from '../../errors.js';
 import type { LadderConfig, ModelStep } from '../language/config.js';
 import { parseKnobReference } from '../language/knob-reference.js';
@@ -24,14 +25,14 @@ export const runTimeout = (maxRunMs: number) =>
 export const runCancelled = () =>
   new ApiError(499, 'execution_error', 'run_cancelled', 'The run was cancelled before it finished.');
 
-export function budgetExceeded(shortfall: { spentUsd: number; reservedUsd: number; neededUsd: number }, maxSpendUsd: number, stepId: string): ApiError {
-  const inFlight = shortfall.reservedUsd > 0 ? ` (and $${shortfall.reservedUsd.toFixed(6)} is reserved for calls in flight)` : '';
+export function budgetExceeded(shortfall: { spentNanos: number; reservedNanos: number; neededNanos: number }, maxSpendNanos: number, stepId: string): ApiError {
+  const inFlight = shortfall.reservedNanos > 0 ? ` (and ${formatUsd(shortfall.reservedNanos)} is reserved for calls in flight)` : '';
   return new ApiError(
     402,
     'insufficient_quota',
     'execution_budget_exceeded',
-    `Execution budget exceeded: spent $${shortfall.spentUsd.toFixed(6)} of the $${formatUsd(maxSpendUsd)} maximum${inFlight}; ` +
-      `the next call of step "${stepId}" may cost up to $${shortfall.neededUsd.toFixed(6)}, more than remains.`,
+    `Execution budget exceeded: spent ${formatUsd(shortfall.spentNanos)} of the $${formatBudget(maxSpendNanos)} maximum${inFlight}; ` +
+      `the next call of step "${stepId}" may cost up to ${formatUsd(shortfall.neededNanos)}, more than remains.`,
   );
 }
 
@@ -98,8 +99,9 @@ function formatMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
-function formatUsd(usd: number): string {
-  return Number.isInteger(usd * 100) ? usd.toFixed(2) : String(usd);
+/** The budget as its config wrote it: `0.50` for whole cents, else every decimal it has (`0.00008`). */
+function formatBudget(nanos: number): string {
+  return nanos % 10_000_000 === 0 ? (nanos / NANOS_PER_USD).toFixed(2) : usdDecimal(nanos).replace(/0+$/, '');
 }
 
 /**

@@ -30,7 +30,7 @@ export class RunContext implements MemoryMeter {
   private heldBytes = 0;
   private readonly usage = noUsage();
   private modelCalls = 0;
-  private readonly reused: ReuseTotals = { calls: 0, savedUsd: 0 };
+  private readonly reused: ReuseTotals = { calls: 0, savedNanos: 0 };
   private readonly controller = new AbortController();
   private fatal: ApiError | null = null;
   private readonly prices: PriceTable;
@@ -41,7 +41,7 @@ export class RunContext implements MemoryMeter {
   constructor(private readonly options: RunOptions) {
     this.prices = options.prices ?? defaultPriceTable;
     this.budget = new RunBudget({
-      maxSpendUsd: options.limits.maxSpendUsd,
+      maxSpendNanos: options.limits.maxSpendNanos,
       maxConcurrentCalls: options.limits.maxConcurrentCalls,
       maxOutputTokens: options.limits.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
       price: priceOf(options.model, this.prices),
@@ -110,9 +110,9 @@ export class RunContext implements MemoryMeter {
     // The call's worst case is reserved before it starts and its max_tokens capped to match,
     // so calls in flight together cannot overrun the budget (see budget.ts).
     const reservation = this.budget.reserve(prompt);
-    if (!isReservation(reservation)) throw this.halt(budgetExceeded(reservation, limits.maxSpendUsd, step.stepId));
+    if (!isReservation(reservation)) throw this.halt(budgetExceeded(reservation, limits.maxSpendNanos, step.stepId));
     this.modelCalls += 1;
-    let costUsd = 0;
+    let costNanos = 0;
     const started = performance.now();
     const base = { node, prompt: prompt.slice(0, TRACE_PROMPT_CHARS), promptChars: prompt.length };
     // Each call gets its own scope under the run's signal, so the run's signal carries one
@@ -123,20 +123,20 @@ export class RunContext implements MemoryMeter {
       const signal = scope.signal;
       const request = { model, messages: [{ role: 'user' as const, content: prompt }], max_tokens: reservation.maxTokens };
       const result = await untilAborted(this.options.call(request, signal, onDelta), signal);
-      costUsd = costOf(model, result.usage, this.prices);
-      call = { output: result.content, usage: result.usage, costUsd, provider: result.provider, latencyMs: Math.round(performance.now() - started) };
+      costNanos = costOf(model, result.usage, this.prices);
+      call = { output: result.content, usage: result.usage, costNanos, provider: result.provider, latencyMs: Math.round(performance.now() - started) };
     } catch (error) {
       const latencyMs = Math.round(performance.now() - started);
       const message = this.fatal
         ? `Aborted: ${this.fatal.message}`
         : error instanceof Error ? error.message : String(error);
       const failure = this.fatal ?? stepFailed(step.stepId, error);
-      addNode(step, { ...base, output: '', outputChars: 0, survived: false, usage: noUsage(), costUsd: 0, provider: null, latencyMs, error: message });
+      addNode(step, { ...base, output: '', outputChars: 0, survived: false, usage: noUsage(), costNanos: 0, provider: null, latencyMs, error: message });
       journal?.callFailed?.(place, { prompt, error: message, latencyMs });
       throw this.halt(failure);
     } finally {
       scope.dispose();
-      this.budget.settle(reservation, costUsd);
+      this.budget.settle(reservation, costNanos);
     }
     // Counted before anything else can fail: the call was made and is paid for.
     this.count(step, node, base, call);
@@ -150,7 +150,7 @@ export class RunContext implements MemoryMeter {
    */
   private async reuse(step: StepTrace, place: NodePlace, prompt: string, hash: string, gate: string | undefined, source: RecordedCall): Promise<string> {
     this.modelCalls += 1;
-    const call: RecordedCall = { ...source, costUsd: 0, latencyMs: 0 };
+    const call: RecordedCall = { ...source, costNanos: 0, latencyMs: 0 };
     this.count(step, place.node, { node: place.node, prompt: prompt.slice(0, TRACE_PROMPT_CHARS), promptChars: prompt.length }, call);
     await this.record(place, call, prompt, hash, gate);
     return call.output;
@@ -171,7 +171,7 @@ export class RunContext implements MemoryMeter {
   /** A recorded call counts as made: its usage and cost once, its output as if just received. */
   private replay(step: StepTrace, place: NodePlace, prompt: string, call: RecordedCall): string {
     this.modelCalls += 1;
-    this.budget.charge(call.costUsd);
+    this.budget.charge(call.costNanos);
     const base = { node: place.node, prompt: prompt.slice(0, TRACE_PROMPT_CHARS), promptChars: prompt.length };
     this.count(step, place.node, base, call);
     return call.output;
@@ -183,7 +183,7 @@ export class RunContext implements MemoryMeter {
     this.usage.total_tokens += call.usage.total_tokens;
     if (call.reused) {
       this.reused.calls += 1;
-      this.reused.savedUsd += call.reused.savedUsd;
+      this.reused.savedNanos += call.reused.savedNanos;
     }
     addNode(step, {
       ...base,
@@ -191,17 +191,17 @@ export class RunContext implements MemoryMeter {
       outputChars: call.output.length,
       survived: true,
       usage: call.usage,
-      costUsd: call.costUsd,
+      costNanos: call.costNanos,
       provider: call.provider,
       latencyMs: call.latencyMs,
-      ...(call.reused ? { reused: true as const, savedUsd: call.reused.savedUsd } : {}),
+      ...(call.reused ? { reused: true as const, savedNanos: call.reused.savedNanos } : {}),
     });
     // Held until the step stores its survivors (see RunMemory), so a flood stops at once.
     this.hold(Buffer.byteLength(call.output));
   }
 
   progress(): RunProgress {
-    const progress: RunProgress = { usage: { ...this.usage }, spendUsd: this.budget.spentUsd, modelCalls: this.modelCalls, trace: this.trace };
+    const progress: RunProgress = { usage: { ...this.usage }, spendNanos: this.budget.spentNanos, modelCalls: this.modelCalls, trace: this.trace };
     if (this.reused.calls > 0) progress.reused = { ...this.reused };
     return progress;
   }

@@ -12,8 +12,8 @@ export interface RunLimits {
   maxRunMs: number;
   /** Model calls in flight at once within one normal step, or across one group's children. */
   maxConcurrentCalls: number;
-  /** The effective budget in USD: the config's executionBudget.maxSpend or the platform default. */
-  maxSpendUsd: number;
+  /** The effective budget in nanos: the config's executionBudget.maxSpend or the platform default. */
+  maxSpendNanos: number;
   /** Cap on one call's max_tokens; the budget may lower it further. Default 4096. */
   maxOutputTokens?: number;
   /** Output text (UTF-8 bytes) the run may hold in memory at once. Default DEFAULT_MAX_RUN_BYTES. */
@@ -26,7 +26,7 @@ export const DEFAULT_MAX_RUN_BYTES = 32 * 1024 * 1024;
 export interface RecordedCall {
   output: string;
   usage: Usage;
-  costUsd: number;
+  costNanos: number;
   provider: string | null;
   latencyMs: number;
   /** Set when the call reused a source run's recorded call instead of calling the vendor (see reuse.ts). */
@@ -36,13 +36,13 @@ export interface RecordedCall {
 /** Which recorded call of the source run a reused call took, and the cost that spared. */
 export interface ReuseMark {
   from: string;
-  savedUsd: number;
+  savedNanos: number;
 }
 
 /** How many of a rerun's calls were reused, and the spend they spared. */
 export interface ReuseTotals {
   calls: number;
-  savedUsd: number;
+  savedNanos: number;
 }
 
 /** One step execution's place in a run. */
@@ -136,7 +136,7 @@ export interface NodeTrace {
   /** False when the step's gate pruned the node, or its call failed. */
   survived: boolean;
   usage: Usage;
-  costUsd: number;
+  costNanos: number;
   /** The provider that answered; null when the call failed. */
   provider: string | null;
   latencyMs: number;
@@ -144,7 +144,7 @@ export interface NodeTrace {
   /** True when the call reused the source run's recorded output (a rerun), at no cost. */
   reused?: true;
   /** On a reused call: what the source run paid for it. */
-  savedUsd?: number;
+  savedNanos?: number;
 }
 
 /** One execution of one step: a pass of a run at a recursion depth. */
@@ -169,7 +169,7 @@ export interface RunResult {
   answer: string;
   /** Summed over every model call of the run, recursion children included. */
   usage: Usage;
-  spendUsd: number;
+  spendNanos: number;
   modelCalls: number;
   trace: StepTrace[];
   /** Only on a run that reused calls: model calls and usage count them, spend does not. */
@@ -185,7 +185,7 @@ export type RunProgress = Omit<RunResult, 'answer'>;
  */
 export class LadderRunError extends ApiError {
   readonly usage: Usage;
-  readonly spendUsd: number;
+  readonly spendNanos: number;
   readonly modelCalls: number;
   readonly reused?: ReuseTotals;
   declare readonly trace: StepTrace[];
@@ -194,7 +194,7 @@ export class LadderRunError extends ApiError {
     super(error.statusCode, error.type, error.code, error.message, error.param, error.headers);
     this.cause = error;
     this.usage = progress.usage;
-    this.spendUsd = progress.spendUsd;
+    this.spendNanos = progress.spendNanos;
     this.modelCalls = progress.modelCalls;
     if (progress.reused) this.reused = progress.reused;
     // Not enumerable, so that no logger's error serializer ever writes a trace out.

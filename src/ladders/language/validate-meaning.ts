@@ -1,5 +1,6 @@
 // Phase two: what a config means. Every check reads only values of the right type, so it
 // can run on a config whose schema phase failed elsewhere without repeating those errors.
+import { isWholeNanos } from '../../money.js';
 import { ID_PATTERN, mentionsKnobReference, parseKnobReference } from './knob-reference.js';
 import { type LadderIndex, indexLadder, referencedKnobs, visitSteps } from './ladder-index.js';
 import { checkKnobs } from './validate-knobs.js';
@@ -47,6 +48,8 @@ function checkBudget(budget: unknown, limits: ValidationLimits, issues: Issues):
   if (maxSpend <= 0) issues.add(path, 'must be greater than 0');
   else if (maxSpend > limits.maxSpendCap) {
     issues.add(path, `${maxSpend} is above the platform maximum of ${limits.maxSpendCap} (USD)`);
+  } else if (!isWholeNanos(maxSpend)) {
+    issues.add(path, `${maxSpend} has more than 9 decimals (budgets are whole nano-dollars)`);
   }
 }
 

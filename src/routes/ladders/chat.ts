@@ -58,7 +58,7 @@ const ladderChatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       log: request.log,
       onInstance: (created) => void reply.header('x-ladder-instance', created.id),
     });
-    await app.metering.setLadderHeaders(subjectOf(request.principal), reply, result.spendUsd); // quotas: run's cost, rate headers
+    await app.metering.setLadderHeaders(subjectOf(request.principal), reply, result.spendNanos); // quotas: run's cost, rate headers
     return chatCompletion(`ldr-${instance.id}`, `${author}/${slug}`, [textChoice(result.answer, 'stop')], result.usage, undefined, finishedAt);
   });
 };

@@ -3,6 +3,7 @@
 // call's latency but no clock times: steps are laid end to end from started_at, the nodes of a
 // step side by side. Every rebuilt event says so with `reconstructed: true`.
 import type { StepTrace } from '../../ladders/engine/run-types.js';
+import { nanosToUsd } from '../../money.js';
 import type { InstanceRow } from '../../services/instances.js';
 
 export interface StreamEvent {
@@ -33,7 +34,7 @@ export function historyFromTrace(row: InstanceRow): StreamEvent[] {
             provider: node.provider,
             latency_ms: node.latencyMs,
             usage: node.usage,
-            cost_usd: node.costUsd,
+            cost_usd: nanosToUsd(node.costNanos),
             survived: node.survived,
             output_excerpt: node.output.slice(0, EXCERPT_CHARS),
             prompt_excerpt: node.prompt.slice(0, EXCERPT_CHARS),

@@ -1,6 +1,7 @@
 // Instance rows as the API shows them: the instance, a list item, and the trace, built from
 // the finished row or, while the run goes on, from its checkpointed calls and events.
 import type { NodeTrace, StepTrace } from '../../ladders/engine/run-types.js';
+import { nanosToUsd } from '../../money.js';
 import type { Usage } from '../../providers/types.js';
 import type { CallTotals, InstanceEvent } from '../../services/instance-reads.js';
 import type { InstanceRow } from '../../services/instances.js';
@@ -43,7 +44,7 @@ export function instanceListItem(row: InstanceRow, soFar?: CallTotals): Instance
       steps_total: Math.max(row.stepsTotal, stepsCompleted),
     },
     usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
-    spend_usd: live ? soFar.spendUsd : row.spendUsd,
+    spend_usd: nanosToUsd(live ? soFar.spendNanos : row.spendNanos),
     rerun_of: row.rerunOf,
     ...reuseOf(row, trace, soFar),
     error: row.error ? { message: row.error.message, type: row.error.type, code: row.error.code, status: row.error.status } : null,
@@ -63,15 +64,15 @@ export function instanceView(row: InstanceRow, soFar?: CallTotals): Instance {
 // A finished run's reused calls are marked in its trace; a running one's, in its checkpoints.
 function reuseOf(row: InstanceRow, trace: StepTrace[], soFar?: CallTotals): { reused_calls: number; reused_spend_usd: number } {
   if (row.rerunOf === null) return { reused_calls: 0, reused_spend_usd: 0 };
-  if (soFar && isUnderway(row)) return { reused_calls: soFar.reusedCalls, reused_spend_usd: soFar.reusedSpendUsd };
+  if (soFar && isUnderway(row)) return { reused_calls: soFar.reusedCalls, reused_spend_usd: nanosToUsd(soFar.reusedSpendNanos) };
   let calls = 0;
   let saved = 0;
   for (const node of trace.flatMap((step) => step.nodes)) {
     if (!node.reused) continue;
     calls += 1;
-    saved += node.savedUsd ?? 0;
+    saved += node.savedNanos ?? 0;
   }
-  return { reused_calls: calls, reused_spend_usd: saved };
+  return { reused_calls: calls, reused_spend_usd: nanosToUsd(saved) };
 }
 
 // A completed run completed every step it executed; a failed one, those none of whose nodes failed.
@@ -100,13 +101,13 @@ function storedStep(step: StepTrace): StepTraceView {
       prompt_chars: node.promptChars,
       output: node.output,
       usage: node.usage,
-      cost_usd: node.costUsd,
+      cost_usd: nanosToUsd(node.costNanos),
       provider: node.provider,
       latency_ms: node.latencyMs,
       survived: node.survived,
       error: node.error ?? null,
       reused: node.reused === true,
-      saved_usd: node.savedUsd ?? 0,
+      saved_usd: nanosToUsd(node.savedNanos ?? 0),
     })),
   };
 }

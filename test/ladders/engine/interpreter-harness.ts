@@ -64,7 +64,7 @@ export const testLimits: RunLimits = {
   maxRecursionDepth: 10,
   maxRunMs: 5000,
   maxConcurrentCalls: 4,
-  maxSpendUsd: 1,
+  maxSpendNanos: 1_000_000_000,
 };
 
 export interface RunArgs {
@@ -99,7 +99,8 @@ export function accountingOf(model: FakeModel) {
   const completion = answered.reduce((sum, r) => sum + (r.output ?? '').length, 0);
   return {
     usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
-    spendUsd: (prompt * 1 + completion * 2) / 1_000_000,
+    // $1 and $2 per million are 1,000 and 2,000 nanos a token: whole nanos, no rounding.
+    spendNanos: prompt * 1000 + completion * 2000,
   };
 }
 

@@ -34,7 +34,7 @@ describe('runLadder: the execution budget', () => {
   // tokens ($0.016): $0.064. A call costs $0.034.
   it('refuses a call once what remains cannot pay its smallest reservation, and says how much was spent', async () => {
     const model = fakeModel(() => 'ok');
-    const error = await failure({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.13 } });
+    const error = await failure({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendNanos: 130_000_000 } });
     expect(error).toBeInstanceOf(ApiError);
     expect(error.toBody()).toEqual({
       error: {
@@ -49,7 +49,7 @@ describe('runLadder: the execution budget', () => {
     // Each call's share of the free budget only pays the smallest answer.
     expect(model.received.map((r) => r.maxTokens)).toEqual([16, 16]);
     expect(error.modelCalls).toBe(2);
-    expect(error.spendUsd).toBeCloseTo(0.068, 12);
+    expect(error.spendNanos).toBe(68_000_000);
     expect(error.usage).toEqual({ prompt_tokens: 64, completion_tokens: 4, total_tokens: 68 });
     expect(error.trace.map((t) => [t.stepId, t.nodes.length])).toEqual([
       ['a', 1],
@@ -61,19 +61,19 @@ describe('runLadder: the execution budget', () => {
   it('reserves for calls in flight: parallel nodes the budget cannot all pay for are not all started', async () => {
     const model = fakeModel(() => 'ok');
     const config: LadderConfig = { name: 't', exit: 'b', steps: [step('a', { nodes: 3 }), step('b')] };
-    const error = await failure({ config, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.15 } });
+    const error = await failure({ config, model, modelName: 'pricey-model', limits: { maxSpendNanos: 150_000_000 } });
     expect(error.code).toBe('execution_budget_exceeded');
     expect(error.message).toMatch(
       /^Execution budget exceeded: spent \$0\.\d{6} of the \$0\.15 maximum \(and \$0\.\d{6} is reserved for calls in flight\); the next call of step "a" may cost up to \$0\.064000, more than remains\.$/,
     );
     expect(model.received).toHaveLength(2);
-    expect(error.spendUsd).toBeLessThanOrEqual(0.15);
+    expect(error.spendNanos).toBeLessThanOrEqual(150_000_000);
   });
 
   it('runs to the end when the spend stays below maxSpend', async () => {
     const model = fakeModel(() => 'ok');
-    const result = await run({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendUsd: 0.17 } });
-    expect(result.spendUsd).toBeCloseTo(0.102, 12);
+    const result = await run({ config: threeSteps, model, modelName: 'pricey-model', limits: { maxSpendNanos: 170_000_000 } });
+    expect(result.spendNanos).toBe(102_000_000);
     expect(result.modelCalls).toBe(3);
   });
 
