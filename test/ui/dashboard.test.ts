@@ -188,9 +188,11 @@ describe.skipIf(browserMissing)('dashboard pages in Chromium', () => {
     await row.waitFor(WAIT);
     await expect(row.locator('td').allTextContents()).resolves.toEqual(expect.arrayContaining(['v2', 'unlisted', 'private']));
     await row.getByRole('link', { name: `Open ${user.username}/refine in the playground` }).click();
-    await page.getByLabel('Ladder config (YAML or JSON)').waitFor(WAIT);
+    // The playground's editor (CodeMirror) is a text box whose text is its content.
+    const editor = page.getByRole('textbox', { name: 'Ladder config (YAML or JSON)' });
+    await editor.waitFor(WAIT);
     await expect(page.getByLabel('Save as ladder').inputValue()).resolves.toBe(`${user.username}/refine`);
-    await expect(page.getByLabel('Ladder config (YAML or JSON)').inputValue()).resolves.toContain('description: v2');
+    await expect(editor.innerText()).resolves.toContain('description: v2');
     expect(page.url()).toMatch(/#\/playground$/);
   });
 
