@@ -31,9 +31,13 @@ export class SseDecoder {
   private lines(text: string, final: boolean): SseEvent[] {
     const out: SseEvent[] = [];
     let start = 0;
+    // Each searched again only once passed: one read may hold hundreds of lines, and most
+    // streams have no \r at all (searching it from every line would rescan the whole read).
+    let lf = text.indexOf('\n');
+    let cr = text.indexOf('\r');
     for (;;) {
-      const lf = text.indexOf('\n', start);
-      const cr = text.indexOf('\r', start);
+      if (lf !== -1 && lf < start) lf = text.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
       let end = lf;
       if (cr !== -1 && (lf === -1 || cr < lf)) end = cr;
       if (end === -1) break;

@@ -31,10 +31,23 @@ export class ChunkWriter {
   constructor(private readonly out: Writable, private readonly signal: AbortSignal, private readonly options: ChunkWriterOptions) {}
 
   async chunk(chunk: StreamChunk): Promise<void> {
+    const text = this.event(chunk);
+    if (text !== '') await this.send(text);
+  }
+
+  /** Chunks that arrived together, in one write: one socket write (and TLS record) instead of one per chunk. */
+  async chunks(batch: StreamChunk[]): Promise<void> {
+    let text = '';
+    for (const chunk of batch) text += this.event(chunk);
+    if (text !== '') await this.send(text);
+  }
+
+  /** The chunk's event text with the answer's id and model, '' for a usage chunk the client did not ask for. */
+  private event(chunk: StreamChunk): string {
     const { options } = this;
     if (!options.includeUsage && chunk.usage !== undefined) {
       // The usage chunk (no choices) goes entirely; a usage riding on a content chunk goes alone.
-      if (chunk.choices.length === 0) return;
+      if (chunk.choices.length === 0) return '';
       delete chunk.usage;
     }
     chunk.id = options.id;
@@ -42,7 +55,7 @@ export class ChunkWriter {
     chunk.created = options.created;
     chunk.model = options.model;
     this.written++;
-    await this.send(`data: ${JSON.stringify(chunk)}\n\n`);
+    return `data: ${JSON.stringify(chunk)}\n\n`;
   }
 
   /** An SSE comment (`: text`), which clients ignore: keeps proxies from closing a quiet stream. Skipped while the client is behind. */

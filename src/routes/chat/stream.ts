@@ -70,7 +70,7 @@ async function relay(routed: RoutedStream, writer: ChunkWriter, meter: StreamMet
   const { stream } = routed;
   let outcome = 'ok';
   try {
-    for (let chunk = await stream.read(); chunk !== null; chunk = await stream.read()) await writer.chunk(chunk);
+    for (let batch = await stream.readBatch(); batch !== null; batch = await stream.readBatch()) await writer.chunks(batch);
     await writer.done();
   } catch (error) {
     if (signal.aborted) outcome = 'client_closed_request';
