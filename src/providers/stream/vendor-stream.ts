@@ -7,6 +7,7 @@ import type { Usage } from '../types.js';
 import { VendorError, redact, transportError } from '../vendor-errors.js';
 import { SseDecoder, SseDecoderError } from './sse-decoder.js';
 import { StreamEventError, type StreamChunk, type StreamReader } from './types.js';
+import { VerbatimChunk } from './verbatim-chunk.js';
 
 export interface StreamLimits {
   /** From sending the request to the first chunk (each attempt; fallback happens within it). */
@@ -140,6 +141,10 @@ export class VendorStream {
   }
 
   private count(chunk: StreamChunk): void {
+    if (chunk instanceof VerbatimChunk) {
+      this.chars += chunk.chars;
+      return;
+    }
     for (const choice of chunk.choices) {
       const delta = choice.delta;
       if (typeof delta.content === 'string') this.chars += delta.content.length;
