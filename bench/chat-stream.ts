@@ -131,9 +131,16 @@ async function slowStreams(service: Target, pid: number, probeFile: string) {
   const start = await probe(pid, probeFile);
   const content = `chunks=${SIZES.slowChunks} interval=${SLOW_INTERVAL_MS}`;
   const streams: Array<Promise<{ pieces: number; done: boolean }>> = [];
+  /** Why streams failed, by message: a stream that fails is counted incomplete, and its reason shown. */
+  const failures = new Map<string, number>();
+  const failed = (error: unknown) => {
+    const reason = error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 120) : String(error);
+    failures.set(reason, (failures.get(reason) ?? 0) + 1);
+    return { pieces: 0, done: false, firstMs: 0 };
+  };
   const opened = performance.now();
   for (let i = 0; i < SIZES.slowStreams; i += 100) {
-    for (let j = i; j < Math.min(SIZES.slowStreams, i + 100); j++) streams.push(timed(clients, service, content, true).catch(() => ({ pieces: 0, done: false, firstMs: 0 })));
+    for (let j = i; j < Math.min(SIZES.slowStreams, i + 100); j++) streams.push(timed(clients, service, content, true).catch(failed));
     await sleep(50);
   }
   const results = await Promise.all(streams);
@@ -141,6 +148,7 @@ async function slowStreams(service: Target, pid: number, probeFile: string) {
   const end = await probe(pid, probeFile);
   await clients.close();
   const complete = results.filter((r) => r.done && r.pieces === SIZES.slowChunks).length;
+  for (const [reason, count] of failures) process.stdout.write(`  ${count} streams failed: ${reason}\n`);
   return { streams: SIZES.slowStreams, complete, seconds, rssGrowthMb: (end.peakRss - start.rss) / 2 ** 20, loopDelayP99Ms: end.p99Ms, loopDelayMaxMs: end.maxMs };
 }
 

@@ -103,6 +103,11 @@ export class VendorStream {
     return batch;
   }
 
+  /** True once the vendor sent its own end ([DONE], message_stop) and every chunk before it was handed out: only the body's end, or a failure, is left. */
+  get drained(): boolean {
+    return this.init.reader.finished && this.next === this.queue.length;
+  }
+
   /** The vendor's report so far (maybe only the prompt), null when it reported nothing. */
   usage(): Usage | null {
     return this.init.reader.usage();
