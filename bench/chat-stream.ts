@@ -129,6 +129,7 @@ async function relayCpu(tls: Agent, service: Target, pid: number) {
 async function slowStreams(service: Target, pid: number, probeFile: string) {
   const clients = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 1_000 });
   const start = await probe(pid, probeFile);
+  const cpuBefore = cpuTimeUs(pid)!;
   const content = `chunks=${SIZES.slowChunks} interval=${SLOW_INTERVAL_MS}`;
   const streams: Array<Promise<{ pieces: number; done: boolean }>> = [];
   /** Why streams failed, by message: a stream that fails is counted incomplete, and its reason shown. */
@@ -146,10 +147,12 @@ async function slowStreams(service: Target, pid: number, probeFile: string) {
   const results = await Promise.all(streams);
   const seconds = (performance.now() - opened) / 1000;
   const end = await probe(pid, probeFile);
+  // The service's busy share of the run: near 1 means it had no CPU to spare (the machine, or its cost per chunk).
+  const busy = (cpuTimeUs(pid)! - cpuBefore) / 1e6 / seconds;
   await clients.close();
   const complete = results.filter((r) => r.done && r.pieces === SIZES.slowChunks).length;
   for (const [reason, count] of failures) process.stdout.write(`  ${count} streams failed: ${reason}\n`);
-  return { streams: SIZES.slowStreams, complete, seconds, rssGrowthMb: (end.peakRss - start.rss) / 2 ** 20, loopDelayP99Ms: end.p99Ms, loopDelayMaxMs: end.maxMs };
+  return { streams: SIZES.slowStreams, complete, seconds, busy, rssGrowthMb: (end.peakRss - start.rss) / 2 ** 20, loopDelayP99Ms: end.p99Ms, loopDelayMaxMs: end.maxMs };
 }
 
 async function main(): Promise<void> {
@@ -194,12 +197,14 @@ async function main(): Promise<void> {
       process.stdout.write(
         `${slow.streams} concurrent streams, a chunk every ${SLOW_INTERVAL_MS} ms, ${SIZES.slowChunks} chunks each (${slow.seconds.toFixed(1)} s):\n` +
           `  complete ${slow.complete}/${slow.streams} (goal: all), RSS growth ${slow.rssGrowthMb.toFixed(1)} MB (goal <= ${GOALS.rssGrowthMb} MB), ` +
-          `event-loop delay p99 ${slow.loopDelayP99Ms.toFixed(2)} ms (goal <= ${GOALS.loopDelayP99Ms} ms; max ${slow.loopDelayMaxMs.toFixed(1)} ms)\n`,
+          `event-loop delay p99 ${slow.loopDelayP99Ms.toFixed(2)} ms (goal <= ${GOALS.loopDelayP99Ms} ms; max ${slow.loopDelayMaxMs.toFixed(1)} ms)\n` +
+          `  the service's CPU: ${(slow.busy * 100).toFixed(0)}% of one core over the run\n`,
       );
       figures.push(
         figure('slow_streams_complete', slow.complete / slow.streams, 'fraction', { atLeast: 1 }),
         figure('slow_streams_rss_growth', slow.rssGrowthMb, 'MB', { atMost: GOALS.rssGrowthMb }),
         figure('slow_streams_loop_delay_p99', slow.loopDelayP99Ms, 'ms', { atMost: GOALS.loopDelayP99Ms }),
+        figure('slow_streams_service_cpu_share', slow.busy, 'fraction'),
       );
     }
     printReport('chat-stream', figures);
