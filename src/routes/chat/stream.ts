@@ -66,7 +66,7 @@ export async function streamChatCompletion(app: FastifyInstance, reply: FastifyR
     .send(out);
 }
 
-/** Vendor chunks to the client, one at a time; settles the metering however it ends. */
+/** Vendor chunks to the client, one network read at a time; settles the metering however it ends. */
 async function relay(routed: RoutedStream, writer: ChunkWriter, response: ServerResponse, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
   const { stream } = routed;
   let outcome = 'ok';
