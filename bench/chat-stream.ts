@@ -8,7 +8,8 @@
 // Separate processes as in bench/chat-completions.ts: this one (the clients), the upstream
 // (bench/fake-upstream.ts, streaming mode) and the service as `npm start` runs it, with
 // bench/loop-probe.ts loaded to measure its event loop and RSS from inside. BENCH_SMOKE=1: a
-// short run with small numbers, to check the bench itself. The last line is the figures as JSON.
+// short run with small numbers, to check the bench itself. BENCH_ONLY=ttft|cpu|slow: that part
+// alone (to profile it: BENCH_NODE_ARGS=--cpu-prof). The last line is the figures as JSON.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { figure, printReport, SMOKE } from './report.js';
+import { figure, printReport, SMOKE, type Figure } from './report.js';
 import { call, cpuTimeUs, startService, startUpstream, stopChildren } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -27,6 +28,9 @@ const LONG_CHUNKS = 500;
 const SLOW_INTERVAL_MS = 100;
 /** The probe's timer resolution: its histogram holds whole intervals, so this is taken off. */
 const PROBE_RESOLUTION_MS = 10;
+
+const ONLY = process.env.BENCH_ONLY;
+const runs = (part: 'ttft' | 'cpu' | 'slow') => ONLY === undefined || ONLY === part;
 
 const GOALS = { ttftAddedP50Ms: 0.5, relayCpuPerChunkUs: 15, cpuRatio: 2, rssGrowthMb: 150, loopDelayP99Ms: 20 };
 
@@ -125,19 +129,30 @@ async function relayCpu(tls: Agent, service: Target, pid: number) {
 async function slowStreams(service: Target, pid: number, probeFile: string) {
   const clients = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 1_000 });
   const start = await probe(pid, probeFile);
+  const cpuBefore = cpuTimeUs(pid)!;
   const content = `chunks=${SIZES.slowChunks} interval=${SLOW_INTERVAL_MS}`;
   const streams: Array<Promise<{ pieces: number; done: boolean }>> = [];
+  /** Why streams failed, by message: a stream that fails is counted incomplete, and its reason shown. */
+  const failures = new Map<string, number>();
+  const failed = (error: unknown) => {
+    const reason = error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 120) : String(error);
+    failures.set(reason, (failures.get(reason) ?? 0) + 1);
+    return { pieces: 0, done: false, firstMs: 0 };
+  };
   const opened = performance.now();
   for (let i = 0; i < SIZES.slowStreams; i += 100) {
-    for (let j = i; j < Math.min(SIZES.slowStreams, i + 100); j++) streams.push(timed(clients, service, content, true).catch(() => ({ pieces: 0, done: false, firstMs: 0 })));
+    for (let j = i; j < Math.min(SIZES.slowStreams, i + 100); j++) streams.push(timed(clients, service, content, true).catch(failed));
     await sleep(50);
   }
   const results = await Promise.all(streams);
   const seconds = (performance.now() - opened) / 1000;
   const end = await probe(pid, probeFile);
+  // The service's busy share of the run: near 1 means it had no CPU to spare (the machine, or its cost per chunk).
+  const busy = (cpuTimeUs(pid)! - cpuBefore) / 1e6 / seconds;
   await clients.close();
   const complete = results.filter((r) => r.done && r.pieces === SIZES.slowChunks).length;
-  return { streams: SIZES.slowStreams, complete, seconds, rssGrowthMb: (end.peakRss - start.rss) / 2 ** 20, loopDelayP99Ms: end.p99Ms, loopDelayMaxMs: end.maxMs };
+  for (const [reason, count] of failures) process.stdout.write(`  ${count} streams failed: ${reason}\n`);
+  return { streams: SIZES.slowStreams, complete, seconds, busy, rssGrowthMb: (end.peakRss - start.rss) / 2 ** 20, loopDelayP99Ms: end.p99Ms, loopDelayMaxMs: end.maxMs };
 }
 
 async function main(): Promise<void> {
@@ -160,31 +175,39 @@ async function main(): Promise<void> {
     const service: Target = { url: `${started.url}/v1/chat/completions`, headers: { authorization: `Bearer ${key}` } };
     process.stdout.write(`service   ${started.url}${SMOKE ? ' (smoke run: small numbers)' : ''}\n\n`);
 
-    const first = await ttft(tls, plain, direct, service);
-    process.stdout.write(
-      `time to first token, 1 connection, ${SIZES.ttftRequests} requests: direct p50 ${first.directP50Ms.toFixed(3)} ms, service p50 ${first.serviceP50Ms.toFixed(3)} ms\n` +
-        `  added p50 ${first.addedP50Ms.toFixed(3)} ms (goal <= ${GOALS.ttftAddedP50Ms} ms); a whole answer's added p50: ${first.wholeAddedP50Ms.toFixed(3)} ms\n`,
-    );
-    const cpu = await relayCpu(tls, service, pid);
-    process.stdout.write(
-      `CPU, ${SIZES.cpuRequests} requests each: ${LONG_CHUNKS}-chunk answer streamed ${cpu.streamedCpuUs.toFixed(0)} µs, whole ${cpu.wholeCpuUs.toFixed(0)} µs: ` +
-        `${cpu.ratio.toFixed(2)}x (goal <= ${GOALS.cpuRatio}x)\n  relay CPU per chunk ${cpu.perChunkUs.toFixed(2)} µs (goal <= ${GOALS.relayCpuPerChunkUs} µs)\n`,
-    );
-    const slow = await slowStreams(service, pid, probeFile);
-    process.stdout.write(
-      `${slow.streams} concurrent streams, a chunk every ${SLOW_INTERVAL_MS} ms, ${SIZES.slowChunks} chunks each (${slow.seconds.toFixed(1)} s):\n` +
-        `  complete ${slow.complete}/${slow.streams} (goal: all), RSS growth ${slow.rssGrowthMb.toFixed(1)} MB (goal <= ${GOALS.rssGrowthMb} MB), ` +
-        `event-loop delay p99 ${slow.loopDelayP99Ms.toFixed(2)} ms (goal <= ${GOALS.loopDelayP99Ms} ms; max ${slow.loopDelayMaxMs.toFixed(1)} ms)\n`,
-    );
-    printReport('chat-stream', [
-      figure('ttft_added_p50', first.addedP50Ms, 'ms', { atMost: GOALS.ttftAddedP50Ms }),
-      figure('whole_answer_added_p50', first.wholeAddedP50Ms, 'ms'),
-      figure('relay_cpu_per_chunk', cpu.perChunkUs, 'us', { atMost: GOALS.relayCpuPerChunkUs }),
-      figure('streamed_vs_whole_cpu', cpu.ratio, 'x', { atMost: GOALS.cpuRatio }),
-      figure('slow_streams_complete', slow.complete / slow.streams, 'fraction', { atLeast: 1 }),
-      figure('slow_streams_rss_growth', slow.rssGrowthMb, 'MB', { atMost: GOALS.rssGrowthMb }),
-      figure('slow_streams_loop_delay_p99', slow.loopDelayP99Ms, 'ms', { atMost: GOALS.loopDelayP99Ms }),
-    ]);
+    const figures: Figure[] = [];
+    if (runs('ttft')) {
+      const first = await ttft(tls, plain, direct, service);
+      process.stdout.write(
+        `time to first token, 1 connection, ${SIZES.ttftRequests} requests: direct p50 ${first.directP50Ms.toFixed(3)} ms, service p50 ${first.serviceP50Ms.toFixed(3)} ms\n` +
+          `  added p50 ${first.addedP50Ms.toFixed(3)} ms (goal <= ${GOALS.ttftAddedP50Ms} ms); a whole answer's added p50: ${first.wholeAddedP50Ms.toFixed(3)} ms\n`,
+      );
+      figures.push(figure('ttft_added_p50', first.addedP50Ms, 'ms', { atMost: GOALS.ttftAddedP50Ms }), figure('whole_answer_added_p50', first.wholeAddedP50Ms, 'ms'));
+    }
+    if (runs('cpu')) {
+      const cpu = await relayCpu(tls, service, pid);
+      process.stdout.write(
+        `CPU, ${SIZES.cpuRequests} requests each: ${LONG_CHUNKS}-chunk answer streamed ${cpu.streamedCpuUs.toFixed(0)} µs, whole ${cpu.wholeCpuUs.toFixed(0)} µs: ` +
+          `${cpu.ratio.toFixed(2)}x (goal <= ${GOALS.cpuRatio}x)\n  relay CPU per chunk ${cpu.perChunkUs.toFixed(2)} µs (goal <= ${GOALS.relayCpuPerChunkUs} µs)\n`,
+      );
+      figures.push(figure('relay_cpu_per_chunk', cpu.perChunkUs, 'us', { atMost: GOALS.relayCpuPerChunkUs }), figure('streamed_vs_whole_cpu', cpu.ratio, 'x', { atMost: GOALS.cpuRatio }));
+    }
+    if (runs('slow')) {
+      const slow = await slowStreams(service, pid, probeFile);
+      process.stdout.write(
+        `${slow.streams} concurrent streams, a chunk every ${SLOW_INTERVAL_MS} ms, ${SIZES.slowChunks} chunks each (${slow.seconds.toFixed(1)} s):\n` +
+          `  complete ${slow.complete}/${slow.streams} (goal: all), RSS growth ${slow.rssGrowthMb.toFixed(1)} MB (goal <= ${GOALS.rssGrowthMb} MB), ` +
+          `event-loop delay p99 ${slow.loopDelayP99Ms.toFixed(2)} ms (goal <= ${GOALS.loopDelayP99Ms} ms; max ${slow.loopDelayMaxMs.toFixed(1)} ms)\n` +
+          `  the service's CPU: ${(slow.busy * 100).toFixed(0)}% of one core over the run\n`,
+      );
+      figures.push(
+        figure('slow_streams_complete', slow.complete / slow.streams, 'fraction', { atLeast: 1 }),
+        figure('slow_streams_rss_growth', slow.rssGrowthMb, 'MB', { atMost: GOALS.rssGrowthMb }),
+        figure('slow_streams_loop_delay_p99', slow.loopDelayP99Ms, 'ms', { atMost: GOALS.loopDelayP99Ms }),
+        figure('slow_streams_service_cpu_share', slow.busy, 'fraction'),
+      );
+    }
+    printReport('chat-stream', figures);
   } finally {
     await stopChildren();
     await tls.close();

@@ -215,6 +215,30 @@ describe('failures', () => {
     expect(dataOf(res.text).at(-1)).toBe('[DONE]');
   });
 
+  it("the last chunks reach the client when the vendor sends [DONE], not when it closes the body; [DONE] follows the close", async () => {
+    const user = await account([openai(0)]);
+    let close!: () => void;
+    fakes.openai.script({ kind: 'stream-linger', until: new Promise<void>((resolve) => (close = resolve)) });
+    const res = await request(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      dispatcher: tls,
+      headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: hello, stream: true }),
+    });
+    let text = '';
+    let finishBeforeClose = false;
+    for await (const part of res.body) {
+      text += (part as Buffer).toString('utf8');
+      // Held back until the vendor closed, the finish would never come: the vendor waits for it.
+      if (!finishBeforeClose && text.includes('"finish_reason":"stop"')) {
+        finishBeforeClose = !text.includes('[DONE]');
+        close();
+      }
+    }
+    expect(finishBeforeClose).toBe(true);
+    expect(dataOf(text).at(-1)).toBe('[DONE]');
+  });
+
   it('errors found before streaming stay plain JSON answers', async () => {
     const user = await account([openai(0)]);
     fakes.openai.script({ kind: 'error', status: 400, message: 'bad thing' });

@@ -28,7 +28,8 @@
  * delay steps stream. Stream faults: stream-die (the socket dies after `after` events),
  * stream-error (the vendor's in-stream error event after `after` events), stream-malformed (an
  * event that is not JSON after `after`), stream-slow (the answer with `intervalMs` between
- * events), stream-long (`chunks` text events, optionally `intervalMs` apart). The fake waits for
+ * events), stream-long (`chunks` text events, optionally `intervalMs` apart), stream-linger (every
+ * event, [DONE] included, then the body left open until the test's promise settles). The fake waits for
  * 'drain' like a real server, so a reader that stops reading stalls it; `streamedEvents` counts
  * the events it managed to write.
  *
@@ -62,7 +63,8 @@ export type Script =
   | { kind: 'stream-error'; after: number; message?: string }
   | { kind: 'stream-malformed'; after: number }
   | { kind: 'stream-slow'; intervalMs: number; content?: string }
-  | { kind: 'stream-long'; chunks: number; intervalMs?: number };
+  | { kind: 'stream-long'; chunks: number; intervalMs?: number }
+  | { kind: 'stream-linger'; until: Promise<unknown> };
 
 /** A tool call the fake model makes; `id` is left out by Gemini unless given. */
 export interface FakeToolCall {
@@ -220,6 +222,8 @@ async function startFake(dialect: Dialect, options: FakeOptions): Promise<FakeVe
           return void sendStream(res, recorded, events, step.intervalMs);
         case 'stream-long':
           return void sendStream(res, recorded, events, step.intervalMs ?? 0);
+        case 'stream-linger':
+          return void sendStream(res, recorded, events, 0, () => void step.until.finally(() => res.end()));
       }
     }
     switch (step.kind) {

@@ -1,6 +1,8 @@
 // OpenAI-compatible streams are already the internal chunk shape: each `data:` chunk is relayed
 // as it is (the writer rewrites only id and model); finish reasons and usage are normalised.
+// Text deltas, most of a stream, stay text (verbatim-chunk.ts); the others are parsed.
 import { StreamEventError, type StreamChunk, type StreamReader, type StreamSupport } from '../stream/types.js';
+import { verbatimChunk } from '../stream/verbatim-chunk.js';
 import type { Usage } from '../types.js';
 import { ShapeError, isObject } from './types.js';
 import { FINISH, openAIErrorMessage, parseOpenAIUsage } from './openai-wire.js';
@@ -27,6 +29,8 @@ function openAIReader(): StreamReader {
         finished = true;
         return [];
       }
+      const verbatim = verbatimChunk(event.data);
+      if (verbatim) return [verbatim];
       let chunk: unknown;
       try {
         chunk = JSON.parse(event.data);

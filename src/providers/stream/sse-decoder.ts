@@ -11,7 +11,8 @@ export class SseDecoder {
   private readonly text = new TextDecoder('utf-8');
   private pending = '';
   private event = '';
-  private data: string[] = [];
+  /** The data lines of the event being read. */
+  private readonly values: string[] = [];
   private size = 0;
 
   /** `maxEventChars`: an event (or a line) longer than this is an error, so memory stays bounded. */
@@ -24,25 +25,32 @@ export class SseDecoder {
   /** The end of the body: a last event without its blank line still counts. */
   end(): SseEvent[] {
     const out = this.lines(this.pending + this.text.decode() + '\n', true);
-    if (this.data.length > 0) out.push(this.dispatch()!);
+    if (this.values.length > 0) out.push(this.dispatch()!);
     return out;
   }
 
   private lines(text: string, final: boolean): SseEvent[] {
     const out: SseEvent[] = [];
     let start = 0;
+    // Each searched again only once passed: one read may hold hundreds of lines, and most
+    // streams have no \r at all (searching it from every line would rescan the whole read).
+    let lf = text.indexOf('\n');
+    let cr = text.indexOf('\r');
     for (;;) {
-      const lf = text.indexOf('\n', start);
-      const cr = text.indexOf('\r', start);
+      if (lf !== -1 && lf < start) lf = text.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
       let end = lf;
       if (cr !== -1 && (lf === -1 || cr < lf)) end = cr;
       if (end === -1) break;
       // A \r at the very end may be the first half of \r\n: wait for the next bytes.
       if (end === cr && end === text.length - 1 && !final) break;
-      const line = text.slice(start, end);
+      // The common line, `data: …`, costs one slice.
+      if (text.startsWith('data: ', start)) this.data(text.slice(start + 6, end));
+      else {
+        const event = this.line(text.slice(start, end));
+        if (event) out.push(event);
+      }
       start = end + (end === cr && text.charCodeAt(end + 1) === 10 ? 2 : 1);
-      const event = this.line(line);
-      if (event) out.push(event);
     }
     this.pending = text.slice(start);
     if (this.pending.length + this.size > this.maxEventChars) throw new SseDecoderError(`event larger than ${this.maxEventChars} characters`);
@@ -56,22 +64,25 @@ export class SseDecoder {
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (field === 'data') {
-      this.data.push(value);
-      this.size += value.length;
-      if (this.size > this.maxEventChars) throw new SseDecoderError(`event larger than ${this.maxEventChars} characters`);
-    } else if (field === 'event') this.event = value;
+    if (field === 'data') this.data(value);
+    else if (field === 'event') this.event = value;
     return null;
   }
 
+  private data(value: string): void {
+    this.values.push(value);
+    this.size += value.length;
+    if (this.size > this.maxEventChars) throw new SseDecoderError(`event larger than ${this.maxEventChars} characters`);
+  }
+
   private dispatch(): SseEvent | null {
-    if (this.data.length === 0) {
+    if (this.values.length === 0) {
       this.event = '';
       return null;
     }
-    const event = { event: this.event, data: this.data.length === 1 ? this.data[0]! : this.data.join('\n') };
+    const event = { event: this.event, data: this.values.length === 1 ? this.values[0]! : this.values.join('\n') };
     this.event = '';
-    this.data = [];
+    this.values.length = 0;
     this.size = 0;
     return event;
   }

@@ -7,6 +7,7 @@ import type { Usage } from '../types.js';
 import { VendorError, redact, transportError } from '../vendor-errors.js';
 import { SseDecoder, SseDecoderError } from './sse-decoder.js';
 import { StreamEventError, type StreamChunk, type StreamReader } from './types.js';
+import { VerbatimChunk } from './verbatim-chunk.js';
 
 export interface StreamLimits {
   /** From sending the request to the first chunk (each attempt; fallback happens within it). */
@@ -82,6 +83,31 @@ export class VendorStream {
     return chunk;
   }
 
+  /**
+   * Every chunk in hand (those of one network read), at least one; null at the proper end.
+   * For a relay that writes them in one socket write: the same chunks as read() would give,
+   * without a wait between them.
+   */
+  async readBatch(): Promise<StreamChunk[] | null> {
+    while (this.next === this.queue.length) {
+      if (this.failed) throw this.failed;
+      if (this.ended) return null;
+      this.queue = [];
+      this.next = 0;
+      await this.fill();
+    }
+    const batch = this.next === 0 ? this.queue : this.queue.slice(this.next);
+    this.queue = [];
+    this.next = 0;
+    for (const chunk of batch) this.count(chunk);
+    return batch;
+  }
+
+  /** True once the vendor sent its own end ([DONE], message_stop) and every chunk before it was handed out: only the body's end, or a failure, is left. */
+  get drained(): boolean {
+    return this.init.reader.finished && this.next === this.queue.length;
+  }
+
   /** The vendor's report so far (maybe only the prompt), null when it reported nothing. */
   usage(): Usage | null {
     return this.init.reader.usage();
@@ -120,6 +146,10 @@ export class VendorStream {
   }
 
   private count(chunk: StreamChunk): void {
+    if (chunk instanceof VerbatimChunk) {
+      this.chars += chunk.chars;
+      return;
+    }
     for (const choice of chunk.choices) {
       const delta = choice.delta;
       if (typeof delta.content === 'string') this.chars += delta.content.length;

@@ -3,6 +3,7 @@
 // that reads slowly slows the vendor read instead of filling memory.
 import type { Writable } from 'node:stream';
 import type { StreamChunk } from '../../providers/stream/types.js';
+import { VerbatimChunk } from '../../providers/stream/verbatim-chunk.js';
 
 export interface ChunkWriterOptions {
   id: string;
@@ -25,24 +26,39 @@ export class ClientGoneError extends Error {
 }
 
 export class ChunkWriter {
-  /** Chunks written so far. */
-  written = 0;
+  /** What a verbatim chunk's text is written after: the members the relay sets, as JSON.stringify writes them. */
+  private readonly head: string;
 
-  constructor(private readonly out: Writable, private readonly signal: AbortSignal, private readonly options: ChunkWriterOptions) {}
+  constructor(private readonly out: Writable, private readonly signal: AbortSignal, private readonly options: ChunkWriterOptions) {
+    this.head = `{"id":${JSON.stringify(options.id)},"object":"chat.completion.chunk","created":${options.created},"model":${JSON.stringify(options.model)}`;
+  }
 
   async chunk(chunk: StreamChunk): Promise<void> {
+    const text = this.event(chunk);
+    if (text !== '') await this.send(text);
+  }
+
+  /** Chunks that arrived together, in one write: one socket write (and TLS record) instead of one per chunk. */
+  async chunks(batch: StreamChunk[]): Promise<void> {
+    let text = '';
+    for (const chunk of batch) text += this.event(chunk);
+    if (text !== '') await this.send(text);
+  }
+
+  /** The chunk's event text with the answer's id and model, '' for a usage chunk the client did not ask for. */
+  private event(chunk: StreamChunk): string {
     const { options } = this;
+    if (chunk instanceof VerbatimChunk) return `data: ${this.head}${chunk.rest(options.includeUsage)}\n\n`;
     if (!options.includeUsage && chunk.usage !== undefined) {
       // The usage chunk (no choices) goes entirely; a usage riding on a content chunk goes alone.
-      if (chunk.choices.length === 0) return;
+      if (chunk.choices.length === 0) return '';
       delete chunk.usage;
     }
     chunk.id = options.id;
     chunk.object = 'chat.completion.chunk';
     chunk.created = options.created;
     chunk.model = options.model;
-    this.written++;
-    await this.send(`data: ${JSON.stringify(chunk)}\n\n`);
+    return `data: ${JSON.stringify(chunk)}\n\n`;
   }
 
   /** An SSE comment (`: text`), which clients ignore: keeps proxies from closing a quiet stream. Skipped while the client is behind. */

@@ -2,6 +2,7 @@
 // server-sent events. Everything that can fail before the first chunk (auth, validation,
 // quotas, every candidate failing) is a plain JSON answer; after it, one in-stream error event.
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError, clientClosedRequest } from '../../errors.js';
@@ -52,7 +53,7 @@ export async function streamChatCompletion(app: FastifyInstance, reply: FastifyR
     includeUsage: body.stream_options?.include_usage === true,
   });
   app.metrics.streamStarted(routed.provider, reply.elapsedTime / 1000);
-  void relay(routed, writer, meter, abort.signal, estimatePromptTokens(chatRequest), log).then(
+  void relay(routed, writer, reply.raw, meter, abort.signal, estimatePromptTokens(chatRequest), log).then(
     (outcome) => app.metrics.streamEnded(outcome),
     (error: unknown) => log.error({ err: error }, 'stream relay failed'),
   ).finally(() => {
@@ -65,12 +66,16 @@ export async function streamChatCompletion(app: FastifyInstance, reply: FastifyR
     .send(out);
 }
 
-/** Vendor chunks to the client, one at a time; settles the metering however it ends. */
-async function relay(routed: RoutedStream, writer: ChunkWriter, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
+/** Vendor chunks to the client, one network read at a time; settles the metering however it ends. */
+async function relay(routed: RoutedStream, writer: ChunkWriter, response: ServerResponse, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
   const { stream } = routed;
   let outcome = 'ok';
   try {
-    for (let chunk = await stream.read(); chunk !== null; chunk = await stream.read()) await writer.chunk(chunk);
+    for (let batch = await stream.readBatch(); batch !== null; batch = await stream.readBatch()) {
+      // The vendor's last chunks: held (one event-loop turn at most) for [DONE] and the response's end, so all leave in one write.
+      if (stream.drained) holdLastWrite(response);
+      await writer.chunks(batch);
+    }
     await writer.done();
   } catch (error) {
     if (signal.aborted) outcome = 'client_closed_request';
@@ -86,6 +91,21 @@ async function relay(routed: RoutedStream, writer: ChunkWriter, meter: StreamMet
     meter.finish(routed.provider, streamedUsage(stream.usage(), stream.completed, stream.chars, promptEstimate), outcome);
   }
   return OUTCOMES[outcome] ?? 'upstream_error';
+}
+
+/**
+ * Corks the client's socket until the response ends (Node's end() uncorks it fully) or the next
+ * event-loop turn, whichever comes first: the body's end is normally in the same network read
+ * as the vendor's [DONE], and the last chunks, [DONE] and the chunked end then cost one socket
+ * write (and TLS record) instead of three. A vendor slow to close waits no more than a turn.
+ */
+function holdLastWrite(response: ServerResponse): void {
+  const socket = response.socket;
+  if (!socket || socket.destroyed) return;
+  socket.cork();
+  setImmediate(() => {
+    if (socket.writableCorked > 0) socket.uncork();
+  });
 }
 
 const OUTCOMES: Record<string, StreamOutcome> = {

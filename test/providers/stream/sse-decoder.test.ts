@@ -32,6 +32,13 @@ describe('SseDecoder', () => {
     for (let cut = 1; cut < text.length; cut++) expect(decode(text, [cut])).toEqual(expected);
   });
 
+  it('takes line ends mixed within one read, in any order', () => {
+    const text = 'data: a\n\ndata: b\r\n\r\ndata: c\n\ndata: d\r\rdata: e\n\n';
+    const expected = ['a', 'b', 'c', 'd', 'e'].map((data) => ({ event: '', data }));
+    expect(decode(text)).toEqual(expected);
+    for (let cut = 1; cut < text.length; cut++) expect(decode(text, [cut])).toEqual(expected);
+  });
+
   it('keeps a multi-byte character cut between two chunks whole', () => {
     const text = 'data: héllo 🌍\n\n';
     const size = bytes(text).length;
