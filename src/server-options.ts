@@ -4,6 +4,7 @@ import type http from 'node:http';
 import { LogController, type FastifyHttpOptions, type FastifyServerOptions } from 'fastify';
 import type { DestinationStream, LoggerOptions } from 'pino';
 import type { Config } from './config.js';
+import { createLazyCompilers } from './http/lazy-schemas.js';
 import { redactSecrets } from './log-redaction.js';
 import { frameworkErrors, writeClientError } from './plugins/errors.js';
 
@@ -48,6 +49,8 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
     trustProxy: config.trustProxy,
     // Our errors plugin answers during shutdown, in the usual envelope.
     return503OnClosing: false,
+    // Each route's validators and serializers are compiled when first used, not before listening.
+    schemaController: { compilersFactory: createLazyCompilers().factories },
     // verbose: errors carry their schema, so a failed union can name what it accepts.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, verbose: true } },
   };
