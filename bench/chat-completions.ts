@@ -13,7 +13,9 @@
 //
 // Also measured: start-up (spawn to a healthy /healthz, fresh DATA_DIR then the same one again),
 // and the mixed load: direct chat at 8 connections alone, then while 4 synchronous 32-call
-// ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set). BENCH_SMOKE=1
+// ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set), and the V8 heap
+// the service allocates per proxied request, with its heaviest allocators (bench/alloc-probe.ts;
+// BENCH_HEAP_PROFILE=<file> keeps the sampled profile). BENCH_SMOKE=1
 // makes every run short (CI). The last line is the JSON report (bench/report.ts).
 // Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
 import { fork } from 'node:child_process';
