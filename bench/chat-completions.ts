@@ -13,7 +13,9 @@
 //
 // Also measured: start-up (spawn to a healthy /healthz, fresh DATA_DIR then the same one again),
 // and the mixed load: direct chat at 8 connections alone, then while 4 synchronous 32-call
-// ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set). BENCH_SMOKE=1
+// ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set), and the V8 heap
+// the service allocates per proxied request, with its heaviest allocators (bench/alloc-probe.ts;
+// BENCH_HEAP_PROFILE=<file> keeps the sampled profile). BENCH_SMOKE=1
 // makes every run short (CI). The last line is the JSON report (bench/report.ts).
 // Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
 import { fork } from 'node:child_process';
@@ -26,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
+import type { ProbeResult, ProbeStart } from './alloc-probe.js';
 import { figure, printReport, SMOKE, type Figure } from './report.js';
 import { call, children, cpuTimeUs, startService, startUpstream, stopChildren, type Service } from './service-process.js';
 
@@ -62,6 +65,26 @@ async function startBareProxy(upstream: string, dataDir: string): Promise<{ url:
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Sends `message` to the service's allocation probe (bench/alloc-probe.ts) and waits for its answer. */
+async function askProbe<T>(service: Service, message: object): Promise<T> {
+  const answer = once(service.child, 'message') as Promise<[T]>;
+  service.child.send(message);
+  return (await answer)[0];
+}
+
+/**
+ * V8 heap bytes the service allocates per request: `requests` requests at 1 connection, the
+ * probe counting in between. With `sample`, also the heaviest allocating functions, per request.
+ */
+async function allocation(service: Service, url: string, headers: Record<string, string>, body: string, requests: number, sample: boolean) {
+  await askProbe(service, { probe: 'start', sample } satisfies ProbeStart);
+  const result = await autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: 1, amount: requests, timeout: 10 });
+  const probe = await askProbe<ProbeResult>(service, { probe: 'stop' });
+  if (result.errors > 0 || result.non2xx > 0) throw new Error(`allocation run: ${result.errors} errors, ${result.non2xx} non-2xx answers`);
+  const sent = result.requests.total;
+  return { perRequest: probe.bytes / sent, collections: probe.collections, top: probe.top.map((a) => ({ at: a.at, perRequest: a.bytes / sent })), sampledPerRequest: probe.sampledBytes / sent };
 }
 
 async function load(url: string, headers: Record<string, string>, body: string, connections: number, durationS: number) {
@@ -172,7 +195,8 @@ async function main(): Promise<void> {
     // Start-up, on a fresh DATA_DIR (initdb, migrations, certificate) and again on the same one.
     const fresh = await startService(upstream, dataDir, adminToken, tls);
     await stopService(fresh);
-    const started = await startService(upstream, dataDir, adminToken, tls);
+    const probeEnv = process.env.BENCH_HEAP_PROFILE ? { BENCH_HEAP_PROFILE: process.env.BENCH_HEAP_PROFILE } : {};
+    const started = await startService(upstream, dataDir, adminToken, tls, probeEnv, ['--import', path.join(here, 'alloc-probe.js')]);
     const { url: service, pid: servicePid } = started;
     process.stdout.write(`service   ${service} (LOG_LEVEL=${LOG_LEVEL}); ready in ${fresh.startMs.toFixed(0)} ms on a fresh DATA_DIR, ${started.startMs.toFixed(0)} ms on an existing one\n`);
     figures.push(figure('start.fresh_data_dir', fresh.startMs, 'ms', { atMost: 2000 }), figure('start.existing_data_dir', started.startMs, 'ms', { atMost: 1000 }));
@@ -230,6 +254,19 @@ async function main(): Promise<void> {
       figures.push(figure(`${name}.added_p99`, r.p99 - direct.p99, 'ms', r.target === 'service' && r.connections === 1 ? { atMost: 1 } : undefined));
       if (r.cpuUs !== null) figures.push(figure(`${name}.cpu_per_request`, r.cpuUs / 1000, 'ms', r.target === 'service' && r.connections === 32 ? { atMost: 0.1 } : undefined));
     }
+
+    // Allocation per proxied request, at 1 connection on the warm service; then where it comes from.
+    const serviceTarget = targets.find((t) => t.target === 'service')!;
+    const allocRequests = SMOKE ? 500 : 5000;
+    const allocated = await allocation(started, serviceTarget.url, serviceTarget.headers, body, allocRequests, false);
+    const sampled = await allocation(started, serviceTarget.url, serviceTarget.headers, body, allocRequests, true);
+    const kb = (bytes: number) => (bytes / 1024).toFixed(2);
+    process.stdout.write(
+      `\nAllocated on the V8 heap per proxied request (1 connection, ${allocRequests} requests): ${kb(allocated.perRequest)} KB, ` +
+        `${allocated.collections} collections; heap sampling (${kb(sampled.sampledPerRequest)} KB per request sampled), heaviest allocators:\n`,
+    );
+    for (const a of sampled.top) process.stdout.write(`  ${kb(a.perRequest).padStart(6)} KB  ${a.at}\n`);
+    figures.push(figure('chat.service.c1.allocated_per_request', allocated.perRequest / 1024, 'KB', { atMost: 20 }));
 
     // Mixed load, on each database.
     const mixed = [{ label: 'embedded', service, account }];

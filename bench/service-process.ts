@@ -90,7 +90,11 @@ export async function startService(
   };
   const spawned = performance.now();
   // The log goes to /dev/null, as a process manager would ship it away: writing costs the service, reading it would cost us.
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...nodeArgs, path.join(here, '..', 'src', 'server.js')], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  // The IPC channel is for a probe loaded with `nodeArgs` (bench/alloc-probe.ts); the service itself never uses it.
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...nodeArgs, path.join(here, '..', 'src', 'server.js')], {
+    env: childEnv,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   children.push(child);
   const url = `https://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;

@@ -4,7 +4,9 @@ import type http from 'node:http';
 import { LogController, type FastifyHttpOptions, type FastifyServerOptions } from 'fastify';
 import type { DestinationStream, LoggerOptions } from 'pino';
 import type { Config } from './config.js';
+import { createLazyCompilers } from './http/lazy-schemas.js';
 import { redactSecrets } from './log-redaction.js';
+import { REQUEST_ID_LABEL, requestLogger } from './request-logger.js';
 import { frameworkErrors, writeClientError } from './plugins/errors.js';
 
 // A caller's request id is kept when it is short and plain; otherwise we make our own.
@@ -33,7 +35,8 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
   return {
     logger: { ...loggerOptions(config), ...(logStream ? { stream: logStream } : {}) } as FastifyServerOptions['logger'],
     // Our request-log plugin writes one line per request instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LABEL }),
+    childLoggerFactory: requestLogger,
     // First start of the embedded database creates its files, which can take a while.
     pluginTimeout: 120_000,
     genReqId: (req) => {
@@ -48,6 +51,8 @@ export function fastifyOptions(config: Config, logStream?: DestinationStream): F
     trustProxy: config.trustProxy,
     // Our errors plugin answers during shutdown, in the usual envelope.
     return503OnClosing: false,
+    // Each route's validators and serializers are compiled when first used, not before listening.
+    schemaController: { compilersFactory: createLazyCompilers().factories },
     // verbose: errors carry their schema, so a failed union can name what it accepts.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, verbose: true } },
   };
