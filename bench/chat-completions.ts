@@ -14,7 +14,8 @@
 // Also measured: start-up (spawn to a healthy /healthz, fresh DATA_DIR then the same one again),
 // and the mixed load: direct chat at 8 connections alone, then while 4 synchronous 32-call
 // ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set). BENCH_SMOKE=1
-// makes every run short (CI). The last line is the JSON report (bench/report.ts).
+// makes every run short (CI); BENCH_ONLY=mixed skips the chat runs (start-up and mixed load only).
+// The last line is the JSON report (bench/report.ts).
 // Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +36,7 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? (SMOKE ? 1 : 5));
 const MIXED_CONNECTIONS = 8;
 const MIXED_LADDERS = 4;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const CONCURRENCY = [1, 32];
+const CONCURRENCY = process.env.BENCH_ONLY === 'mixed' ? [] : [1, 32];
 
 interface Run {
   target: 'direct' | 'floor' | 'service' | 'limited';
@@ -202,7 +203,7 @@ async function main(): Promise<void> {
 
     // The service's code paths are compiled by the JIT after a few thousand requests; warm it
     // (and the bare proxy) once, so that the first measured run is not the one paying for it.
-    for (const { target, url, headers } of targets) if (target !== 'direct') await load(url, headers, body, 8, SMOKE ? 1 : 3);
+    for (const { target, url, headers } of CONCURRENCY.length ? targets : []) if (target !== 'direct') await load(url, headers, body, 8, SMOKE ? 1 : 3);
 
     const runs: Run[] = [];
     for (const connections of CONCURRENCY) {
@@ -220,7 +221,7 @@ async function main(): Promise<void> {
         );
       }
     }
-    process.stdout.write(`\n${table(runs)}\n`);
+    if (runs.length > 0) process.stdout.write(`\n${table(runs)}\n`);
     for (const r of runs) {
       const direct = runs.find((d) => d.target === 'direct' && d.connections === r.connections)!;
       const name = `chat.${r.target}.c${r.connections}`;
