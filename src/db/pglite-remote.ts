@@ -4,7 +4,7 @@
 // that number to the same session, and every other statement waits behind it in the thread.
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { QueryOptions, Results } from '@electric-sql/pglite';
 import {
@@ -136,20 +136,19 @@ export async function openRemotePglite(options: OpenOptions): Promise<RemotePgli
 /**
  * The thread's module: beside this one once compiled. Running from the TypeScript sources
  * (vitest), a thread cannot load TypeScript, so it runs the build's copy, which `npm test`
- * makes first; a copy older than its sources would test old code, so that is refused.
+ * makes first; a build older than the thread's sources would test old code, so that is refused
+ * (the build info's time, which scripts/build.mjs sets, since `tsc -b` rewrites only what changed).
  */
 function threadEntry(): URL {
   const here = fileURLToPath(import.meta.url);
   if (here.endsWith('.js')) return new URL('./pglite-thread.js', import.meta.url);
   const sources = path.dirname(here);
-  const built = path.resolve(sources, '../../dist/src/db');
-  const files = ['pglite-thread', 'pglite-thread-protocol', 'pglite-prepared'];
-  for (const file of files) {
-    const source = path.join(sources, `${file}.ts`);
-    const output = path.join(built, `${file}.js`);
-    if (!existsSync(output) || statSync(output).mtimeMs < statSync(source).mtimeMs) {
-      throw new Error(`${path.relative(process.cwd(), output)} is missing or older than its source: run \`npm run build\` first`);
-    }
+  const root = path.resolve(sources, '../..');
+  const built = path.join(root, 'dist/src/db/pglite-thread.js');
+  const buildInfo = path.join(root, 'dist/tsconfig.tsbuildinfo');
+  const newestSource = Math.max(...['pglite-thread', 'pglite-thread-protocol', 'pglite-prepared'].map((file) => statSync(path.join(sources, `${file}.ts`)).mtimeMs));
+  if (!existsSync(built) || !existsSync(buildInfo) || statSync(buildInfo).mtimeMs < newestSource) {
+    throw new Error('dist/src/db/pglite-thread.js is missing or older than its sources in src/db/: run `npm run build` first');
   }
-  return new URL(`file://${path.join(built, 'pglite-thread.js')}`);
+  return pathToFileURL(built);
 }
