@@ -24,7 +24,7 @@ interface OpenTransaction {
 const ROLLBACK = Symbol('rollback');
 const identity = (value: unknown) => value;
 
-async function serve(client: PGlite): Promise<void> {
+function serve(client: PGlite): void {
   const prepared = createPreparedQuery(client);
   const transactions = new Map<number, OpenTransaction>();
   const unlisten = new Map<string, () => Promise<void>>();
@@ -115,7 +115,7 @@ async function open({ dir, snapshot }: OpenOptions): Promise<void> {
     post({ ready: false, error: serializeError(error) });
     return;
   }
-  await serve(client);
+  serve(client);
   post({ ready: true });
 }
 
