@@ -6,6 +6,8 @@
 //      synchronous runs (row, lease, checkpoints, events) and as background runs;
 //   2. pickup: pending insert to `running` on an idle process (database clock);
 //   3. throughput: one-call instances completed per second by one process.
+// CPU time is given for the whole process and for its main thread alone: the main thread's is
+// what stalls every other request (the embedded database runs on a thread of its own).
 // The service runs in this process (startServer), so the bench can insert pending rows into
 // the embedded database it holds. BENCH_RUNS (default 30), BENCH_INSTANCES (default 2000);
 // WORKER_CONCURRENCY, when set, replaces the default for the throughput figure; BENCH_SMOKE=1
@@ -23,6 +25,7 @@ import type { LadderConfig } from '../src/ladders/language/config.js';
 import { runLadder } from '../src/ladders/engine/interpreter.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { figure, printReport, SMOKE, type Figure } from './report.js';
+import { cpuTimeUs } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const RUNS = Number(process.env.BENCH_RUNS ?? (SMOKE ? 3 : 30));
@@ -127,6 +130,9 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
     for (const [shape, config] of Object.entries(shapes)) {
       // CPU time of this process (service and load alike) per call: steadier than latency on a shared machine.
       const cpu = { bare: 0, sync: 0, async: 0 };
+      const main = { bare: 0, sync: 0, async: 0 };
+      const mainCpuMs = () => (cpuTimeUs(process.pid, true) ?? Number.NaN) / 1000;
+      let mainStart = mainCpuMs();
       const cpuMs = (since: NodeJS.CpuUsage) => {
         const used = process.cpuUsage(since);
         return (used.user + used.system) / 1000;
@@ -134,7 +140,7 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
       const bare: number[] = [];
       let cpuStart = process.cpuUsage();
       for (let i = 0; i < RUNS + WARMUP; i++) {
-        if (i === WARMUP) cpuStart = process.cpuUsage();
+        if (i === WARMUP) [cpuStart, mainStart] = [process.cpuUsage(), mainCpuMs()];
         const started = performance.now();
         await runLadder({
           config, model: 'gpt-4o-mini', input: `bare ${shape} ${i}`, knobs: {}, limits,
@@ -143,23 +149,26 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
         if (i >= WARMUP) bare.push(performance.now() - started);
       }
       cpu.bare = cpuMs(cpuStart);
+      main.bare = mainCpuMs() - mainStart;
       const syncIds: string[] = [];
       for (let i = 0; i < RUNS + WARMUP; i++) {
-        if (i === WARMUP) cpuStart = process.cpuUsage();
+        if (i === WARMUP) [cpuStart, mainStart] = [process.cpuUsage(), mainCpuMs()];
         const answer = await call(tls, `${server.url}/v1/${username}/${shape}/chat/completions`, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `sync ${shape} ${i}` }] });
         // The completion's id is `ldr-<instance id>`.
         if (i >= WARMUP) syncIds.push(String(answer.id).slice('ldr-'.length));
       }
       cpu.sync = cpuMs(cpuStart);
+      main.sync = mainCpuMs() - mainStart;
       const asyncIds: string[] = [];
       for (let i = 0; i < RUNS + WARMUP; i++) {
-        if (i === WARMUP) cpuStart = process.cpuUsage();
+        if (i === WARMUP) [cpuStart, mainStart] = [process.cpuUsage(), mainCpuMs()];
         const id = await insert(shape, `async ${shape} ${i}`);
         await app.runNotices.pendingCreated();
         await untilDone([id]);
         if (i >= WARMUP) asyncIds.push(id);
       }
       cpu.async = cpuMs(cpuStart);
+      main.async = mainCpuMs() - mainStart;
       const cpuPerCall = (ms: number) => ms / RUNS / 32;
       const syncMs = (await timings(syncIds)).map((r) => Number(r.run_ms));
       const asyncMs = (await timings(asyncIds)).map((r) => Number(r.run_ms));
@@ -170,6 +179,7 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
         `  ${shape}: synchronous run (lease, checkpoints) ${sy.toFixed(3)} ms  (${signed(sy - b)} ms over the interpreter alone)`,
         `  ${shape}: background run (claimed by a worker) ${as.toFixed(3)} ms  (${signed(as - sy)} ms over synchronous, ${signed(as - b)} ms over the interpreter alone)`,
         `  ${shape}: CPU per call (this process): interpreter ${cpuPerCall(cpu.bare).toFixed(3)} ms, synchronous ${cpuPerCall(cpu.sync).toFixed(3)} ms, background ${cpuPerCall(cpu.async).toFixed(3)} ms`,
+        `  ${shape}: of it on the main thread: interpreter ${cpuPerCall(main.bare).toFixed(3)} ms, synchronous ${cpuPerCall(main.sync).toFixed(3)} ms, background ${cpuPerCall(main.async).toFixed(3)} ms`,
       );
       figures.push(
         figure(`${prefix}.${shape}.interpreter_per_call`, b, 'ms'),
@@ -178,6 +188,9 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
         figure(`${prefix}.${shape}.cpu_per_call.interpreter`, cpuPerCall(cpu.bare), 'ms'),
         figure(`${prefix}.${shape}.cpu_per_call.sync`, cpuPerCall(cpu.sync), 'ms'),
         figure(`${prefix}.${shape}.cpu_per_call.async`, cpuPerCall(cpu.async), 'ms'),
+        figure(`${prefix}.${shape}.main_thread_cpu_per_call.interpreter`, cpuPerCall(main.bare), 'ms'),
+        figure(`${prefix}.${shape}.main_thread_cpu_per_call.sync`, cpuPerCall(main.sync), 'ms'),
+        figure(`${prefix}.${shape}.main_thread_cpu_per_call.async`, cpuPerCall(main.async), 'ms'),
       );
     }
 

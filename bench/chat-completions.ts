@@ -15,8 +15,9 @@
 // and the mixed load: direct chat at 8 connections alone, then while 4 synchronous 32-call
 // ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set), and the V8 heap
 // the service allocates per proxied request, with its heaviest allocators (bench/alloc-probe.ts;
-// BENCH_HEAP_PROFILE=<file> keeps the sampled profile). BENCH_SMOKE=1
-// makes every run short (CI). The last line is the JSON report (bench/report.ts).
+// BENCH_HEAP_PROFILE=<file> keeps the sampled profile). BENCH_SMOKE=1 makes every run short (CI);
+// BENCH_ONLY=mixed skips the chat runs (start-up and mixed load only). The last line is the
+// JSON report (bench/report.ts).
 // Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -38,7 +39,7 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? (SMOKE ? 1 : 5));
 const MIXED_CONNECTIONS = 8;
 const MIXED_LADDERS = 4;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const CONCURRENCY = [1, 32];
+const CONCURRENCY = process.env.BENCH_ONLY === 'mixed' ? [] : [1, 32];
 
 interface Run {
   target: 'direct' | 'floor' | 'service' | 'limited';
@@ -226,7 +227,7 @@ async function main(): Promise<void> {
 
     // The service's code paths are compiled by the JIT after a few thousand requests; warm it
     // (and the bare proxy) once, so that the first measured run is not the one paying for it.
-    for (const { target, url, headers } of targets) if (target !== 'direct') await load(url, headers, body, 8, SMOKE ? 1 : 3);
+    for (const { target, url, headers } of CONCURRENCY.length ? targets : []) if (target !== 'direct') await load(url, headers, body, 8, SMOKE ? 1 : 3);
 
     const runs: Run[] = [];
     for (const connections of CONCURRENCY) {
@@ -244,7 +245,7 @@ async function main(): Promise<void> {
         );
       }
     }
-    process.stdout.write(`\n${table(runs)}\n`);
+    if (runs.length > 0) process.stdout.write(`\n${table(runs)}\n`);
     for (const r of runs) {
       const direct = runs.find((d) => d.target === 'direct' && d.connections === r.connections)!;
       const name = `chat.${r.target}.c${r.connections}`;
@@ -256,17 +257,19 @@ async function main(): Promise<void> {
     }
 
     // Allocation per proxied request, at 1 connection on the warm service; then where it comes from.
-    const serviceTarget = targets.find((t) => t.target === 'service')!;
-    const allocRequests = SMOKE ? 500 : 5000;
-    const allocated = await allocation(started, serviceTarget.url, serviceTarget.headers, body, allocRequests, false);
-    const sampled = await allocation(started, serviceTarget.url, serviceTarget.headers, body, allocRequests, true);
-    const kb = (bytes: number) => (bytes / 1024).toFixed(2);
-    process.stdout.write(
-      `\nAllocated on the V8 heap per proxied request (1 connection, ${allocRequests} requests): ${kb(allocated.perRequest)} KB, ` +
-        `${allocated.collections} collections; heap sampling (${kb(sampled.sampledPerRequest)} KB per request sampled), heaviest allocators:\n`,
-    );
-    for (const a of sampled.top) process.stdout.write(`  ${kb(a.perRequest).padStart(6)} KB  ${a.at}\n`);
-    figures.push(figure('chat.service.c1.allocated_per_request', allocated.perRequest / 1024, 'KB', { atMost: 20 }));
+    if (CONCURRENCY.length > 0) {
+      const serviceTarget = targets.find((t) => t.target === 'service')!;
+      const allocRequests = SMOKE ? 500 : 5000;
+      const allocated = await allocation(started, serviceTarget.url, serviceTarget.headers, body, allocRequests, false);
+      const sampled = await allocation(started, serviceTarget.url, serviceTarget.headers, body, allocRequests, true);
+      const kb = (bytes: number) => (bytes / 1024).toFixed(2);
+      process.stdout.write(
+        `\nAllocated on the V8 heap per proxied request (1 connection, ${allocRequests} requests): ${kb(allocated.perRequest)} KB, ` +
+          `${allocated.collections} collections; heap sampling (${kb(sampled.sampledPerRequest)} KB per request sampled), heaviest allocators:\n`,
+      );
+      for (const a of sampled.top) process.stdout.write(`  ${kb(a.perRequest).padStart(6)} KB  ${a.at}\n`);
+      figures.push(figure('chat.service.c1.allocated_per_request', allocated.perRequest / 1024, 'KB', { atMost: 20 }));
+    }
 
     // Mixed load, on each database.
     const mixed = [{ label: 'embedded', service, account }];

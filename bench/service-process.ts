@@ -27,13 +27,14 @@ const CLOCK_TICKS = 100;
 /**
  * CPU time a process has used so far, in µs, from /proc (Linux; null elsewhere). Unlike
  * latency it hardly moves when other processes share the cores, so it compares builds
- * measured on a busy machine.
+ * measured on a busy machine. `mainThreadOnly` counts the thread that runs the event loop
+ * only (its task id is the pid), leaving out worker threads such as the embedded database's.
  */
-export function cpuTimeUs(pid: number | undefined): number | null {
+export function cpuTimeUs(pid: number | undefined, mainThreadOnly = false): number | null {
   if (pid === undefined) return null;
   try {
     // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
   } catch {

@@ -1,19 +1,19 @@
 // Opens the database the configuration selects: a Postgres server when DATABASE_URL is
 // set, otherwise an embedded PGlite database (real Postgres compiled to WebAssembly) kept
-// in DATA_DIR. Both speak the same SQL, so everything above this file is shared.
+// in DATA_DIR and run on a thread of its own (src/db/pglite-thread.ts). Both speak the same
+// SQL, so everything above this file is shared.
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import * as schema from './schema.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
-import { createPreparedQuery } from './pglite-prepared.js';
+import { openRemotePglite, type RemotePglite } from './pglite-remote.js';
 import { listenPostgres, type NotificationHandler } from './notifications.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -106,38 +106,36 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
 }
 
 async function openPglite(dataDir: string | null, snapshot?: Blob): Promise<Database & { migrate(): Promise<void> }> {
-  let client: PGlite;
   let unlock = () => {};
+  let dir: string | null = null;
   if (dataDir) {
-    const dir = path.resolve(dataDir, 'pgdata');
+    dir = path.resolve(dataDir, 'pgdata');
     mkdirSync(dir, { recursive: true });
     unlock = lockEmbeddedDatabase(path.resolve(dataDir));
-    client = new PGlite(dir);
-  } else {
-    client = new PGlite(snapshot ? { loadDataDir: snapshot } : {});
   }
+  let client: RemotePglite;
   try {
-    await client.waitReady;
+    client = await openRemotePglite({ dir, snapshot: snapshot ?? null });
   } catch (error) {
     unlock();
     throw error;
   }
-  const db = drizzlePglite(client, { schema });
-  const prepared = createPreparedQuery(client);
+  // drizzle calls only `query` and `transaction` of its client, which the remote client has.
+  const db = drizzlePglite(client as unknown as PGlite, { schema });
   const query = async <Row>(text: string, params?: unknown[], name?: string) =>
-    name ? prepared<Row>(name, text, params) : (await client.query<Row>(text, params)).rows;
+    name ? client.prepared<Row>(name, text, params) : (await client.query<Row>(text, params)).rows;
   return {
     db: db as unknown as Db,
     kind: 'pglite',
     query,
-    queryRelaxed: (name, text, params) => prepared(name, text, params),
+    queryRelaxed: (name, text, params) => client.prepared(name, text, params),
     ping: async () => void (await client.query('select 1')),
     listen: (channel, handler) => client.listen(channel, handler),
     close: async () => {
       await client.close();
       unlock();
     },
-    migrate: () => migratePglite(db, { migrationsFolder: migrationsFolder() }),
+    migrate: () => client.migrate(migrationsFolder()),
   };
 }
 

@@ -1,0 +1,122 @@
+// The embedded database's own thread. PGlite runs PostgreSQL as WebAssembly on the thread that
+// calls it, so on the main thread every statement stalled every request of the process (a run
+// checkpoint 0.4-0.7 ms). Here it runs beside the event loop; src/db/pglite-remote.ts is the
+// main thread's side. Requests are served in the order they arrive, each through PGlite's own
+// locks: a statement of a transaction goes to that transaction's session, any other waits
+// until the transaction ends, exactly as PGlite's `transaction()` orders callers in-process.
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite, type ParserOptions, type Transaction } from '@electric-sql/pglite';
+import { drizzle } from 'drizzle-orm/pglite';
+import { migrate } from 'drizzle-orm/pglite/migrator';
+import { createPreparedQuery } from './pglite-prepared.js';
+import { serializeError, type OpenOptions, type QueryResult, type Reply, type Request } from './pglite-thread-protocol.js';
+
+const port = parentPort!;
+const post = (reply: Reply) => port.postMessage(reply);
+
+/** An open transaction: its session, and how to end it (true commits). */
+interface OpenTransaction {
+  tx: Transaction;
+  end: (commit: boolean) => void;
+  ended: Promise<void>;
+}
+
+const ROLLBACK = Symbol('rollback');
+const identity = (value: unknown) => value;
+
+function serve(client: PGlite): void {
+  const prepared = createPreparedQuery(client);
+  const transactions = new Map<number, OpenTransaction>();
+  const unlisten = new Map<string, () => Promise<void>>();
+  let nextTransaction = 0;
+  // Callers ask for raw text of a few types (drizzle parses dates itself): one parser table per set.
+  const parserTables = new Map<string, ParserOptions>();
+  const parsersFor = (types: number[]) => {
+    const key = types.join(',');
+    let table = parserTables.get(key);
+    if (!table) parserTables.set(key, (table = Object.fromEntries(types.map((type) => [type, identity]))));
+    return table;
+  };
+
+  const begin = () =>
+    new Promise<number>((resolve, reject) => {
+      const ended: Promise<void> = client
+        .transaction(
+          (tx) =>
+            new Promise<void>((commit, rollback) => {
+              const id = ++nextTransaction;
+              transactions.set(id, { tx, end: (ok) => (ok ? commit() : rollback(ROLLBACK)), ended });
+              resolve(id);
+            }),
+        )
+        .catch((error: unknown) => {
+          if (error !== ROLLBACK) throw error;
+        });
+      // BEGIN itself failed, so the callback never ran; later failures are the commit's, for `end`.
+      ended.catch(reject);
+    });
+
+  const handle = async (request: Request): Promise<unknown> => {
+    switch (request.op) {
+      case 'query': {
+        const on = request.tx === null ? client : transactions.get(request.tx)?.tx;
+        if (!on) throw new Error(`transaction ${request.tx} is not open`);
+        const result = await on.query(request.text, request.params, {
+          rowMode: request.rowMode,
+          ...(request.rawTypes.length ? { parsers: parsersFor(request.rawTypes) } : {}),
+        });
+        const reply: QueryResult = { rows: result.rows, fields: result.fields.map(({ name, dataTypeID }) => ({ name, dataTypeID })) };
+        if (result.affectedRows !== undefined) reply.affectedRows = result.affectedRows;
+        return reply;
+      }
+      case 'prepared':
+        return prepared(request.name, request.text, request.params);
+      case 'begin':
+        return begin();
+      case 'end': {
+        const open = transactions.get(request.tx);
+        if (!open) throw new Error(`transaction ${request.tx} is not open`);
+        transactions.delete(request.tx);
+        open.end(request.commit);
+        await open.ended;
+        return null;
+      }
+      case 'listen':
+        if (!unlisten.has(request.channel)) {
+          unlisten.set(request.channel, await client.listen(request.channel, (payload) => post({ notify: request.channel, payload })));
+        }
+        return null;
+      case 'unlisten':
+        await unlisten.get(request.channel)?.();
+        unlisten.delete(request.channel);
+        return null;
+      case 'migrate':
+        await migrate(drizzle(client), { migrationsFolder: request.folder });
+        return null;
+      case 'close':
+        await client.close();
+        return null;
+    }
+  };
+
+  port.on('message', ({ id, request }: { id: number; request: Request }) => {
+    handle(request).then(
+      (value) => post({ id, value }),
+      (error: unknown) => post({ id, error: serializeError(error) }),
+    );
+  });
+}
+
+async function open({ dir, snapshot }: OpenOptions): Promise<void> {
+  const client = dir ? new PGlite(dir) : new PGlite(snapshot ? { loadDataDir: snapshot } : {});
+  try {
+    await client.waitReady;
+  } catch (error) {
+    post({ ready: false, error: serializeError(error) });
+    return;
+  }
+  serve(client);
+  post({ ready: true });
+}
+
+void open(workerData as OpenOptions);
