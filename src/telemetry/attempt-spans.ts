@@ -15,9 +15,20 @@ import type { Sdk } from './sdk.js';
 import { failed } from './spans.js';
 
 export function attemptSpans(sdk: Sdk, prices: PriceTable, captureContent: boolean): AttemptTracer {
+  // Targets are resolved once per base URL (src/providers/targets.ts), so are their hosts here.
+  const servers = new Map<string, { address: string; port: number }>();
+  const serverOf = (origin: string) => {
+    let server = servers.get(origin);
+    if (!server) {
+      const url = new URL(origin);
+      if (servers.size >= 1000) servers.clear();
+      servers.set(origin, (server = { address: url.hostname, port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) }));
+    }
+    return server;
+  };
   return {
     start(operation, call) {
-      const origin = new URL(call.target.origin);
+      const server = serverOf(call.target.origin);
       const span = sdk.tracer.startSpan(
         `${operation} ${call.vendorModel}`,
         {
@@ -27,8 +38,8 @@ export function attemptSpans(sdk: Sdk, prices: PriceTable, captureContent: boole
             [GEN_AI.system]: genAiSystem(call.provider),
             [GEN_AI.requestModel]: call.vendorModel,
             [LADDER.provider]: call.provider,
-            [ATTR_SERVER_ADDRESS]: origin.hostname,
-            [ATTR_SERVER_PORT]: Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80),
+            [ATTR_SERVER_ADDRESS]: server.address,
+            [ATTR_SERVER_PORT]: server.port,
           },
         },
         sdk.contexts.active(),
