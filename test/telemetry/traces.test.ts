@@ -133,6 +133,17 @@ describe('traces with tracing on', () => {
     expect(parentOf(server!)).toBe(CLIENT_SPAN);
   });
 
+  it('a request that matched no route is named by its method alone, with its 404', async () => {
+    s.exporter.reset();
+    const res = await s.t.app.inject({ method: 'GET', url: '/v1/no/such/route/at/all' });
+    expect(res.statusCode).toBe(404);
+    const [server] = s.exporter.getFinishedSpans();
+    expect(server!.name).toBe('GET');
+    expect(server!.attributes['http.route']).toBeUndefined();
+    expect(server!.attributes).toMatchObject({ 'url.path': '/v1/no/such/route/at/all', 'http.response.status_code': 404 });
+    expect(server!.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
   it('fallback attempts are sibling spans: the failed one carries its reason and status, the answering one its usage', async () => {
     const user = await userWith(s, ['openai', 'openrouter']);
     s.primary.script({ kind: 'error', status: 500, message: 'primary down' });
