@@ -8,7 +8,7 @@
 // upstream, the bare proxy, and the service as `npm start` runs it (dist/src/server.js,
 // embedded database in a temporary DATA_DIR). Settings: BENCH_DURATION (seconds per run, default 5),
 // BENCH_LOG_LEVEL (the service's LOG_LEVEL, default info as in production), BENCH_METRICS=1 (Prometheus
-// metrics on, through METRICS_TOKEN); NODE_OPTIONS is passed on to the service, to try V8 settings, and
+// metrics on, through METRICS_TOKEN), BENCH_TRACES=1 (OpenTelemetry traces on, exported over OTLP to a local sink); NODE_OPTIONS is passed on to the service, to try V8 settings, and
 // BENCH_NODE_ARGS goes on the service's command line (flags NODE_OPTIONS refuses, e.g. --cpu-prof).
 //
 // Also measured: start-up (spawn to a healthy /healthz, fresh DATA_DIR then the same one again),

@@ -5,6 +5,7 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -67,6 +68,18 @@ export interface Service {
   child: ChildProcess;
 }
 
+let traceSink: Promise<string> | null = null;
+
+/** BENCH_TRACES=1: where the service exports its traces, an OTLP endpoint in this process that answers 200 and keeps nothing. */
+function startTraceSink(): Promise<string> {
+  traceSink ??= new Promise((resolve) => {
+    const sink = createServer((req, res) => req.resume().on('end', () => res.end()));
+    sink.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(sink.address() as AddressInfo).port}`));
+    sink.unref();
+  });
+  return traceSink;
+}
+
 /** The service as `npm start` runs it; `env` and `nodeArgs` add to its environment and command line. */
 export async function startService(
   upstream: string,
@@ -87,6 +100,7 @@ export async function startService(
     LOG_LEVEL,
     PROVIDER_BASE_URL_OPENAI: `${upstream}/v1`,
     ...(process.env.BENCH_METRICS === '1' ? { METRICS_TOKEN: randomBytes(24).toString('hex') } : {}),
+    ...(process.env.BENCH_TRACES === '1' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await startTraceSink() } : {}),
     ...env,
   };
   const spawned = performance.now();

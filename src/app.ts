@@ -8,6 +8,7 @@ import requestEncoding from './plugins/request-encoding.js';
 import requestLog from './plugins/request-log.js';
 import infrastructure, { type InfrastructureOptions } from './plugins/infrastructure.js';
 import metrics from './plugins/metrics.js';
+import telemetry, { type TelemetryOptions } from './plugins/telemetry.js';
 import auth from './plugins/auth.js';
 import openapi from './plugins/openapi.js';
 import webUi from './plugins/web-ui.js';
@@ -41,7 +42,7 @@ import webhookDeliveryRoutes from './routes/webhooks/deliveries.js';
 import accountRoutes from './routes/account/index.js';
 import apiKeyRoutes from './routes/api-keys/index.js';
 
-export type AppOptions = InfrastructureOptions & QuotaOptions;
+export type AppOptions = InfrastructureOptions & QuotaOptions & TelemetryOptions;
 
 const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   // The API speaks JSON only; any other body gets 415 instead of a confusing schema error.
@@ -50,6 +51,7 @@ const app: FastifyPluginAsync<AppOptions> = async (fastify, options) => {
   await fastify.register(requestEncoding); // a compressed request body: 415, never read as plain
   await fastify.register(requestLog);
   await fastify.register(infrastructure, options);
+  await fastify.register(telemetry, { ...(options.telemetry ? { telemetry: options.telemetry } : {}) }); // traces: before every route (docs/observability.md)
   await fastify.register(metrics); // metrics: before the services that count through it
   await fastify.register(auth);
   await fastify.register(quotas, { clock: options.clock }); // quotas: limits, spend, usage ledger

@@ -8,6 +8,8 @@ import type { ModelPrice } from './pricing/prices.js';
 import { loadPricesFile, PricesFileError } from './pricing/prices-file.js';
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')]);
+// gRPC is not offered: its exporter would add a native HTTP/2 stack for what HTTP does as well.
+const OtlpProtocol = Type.Union([Type.Literal('http/protobuf'), Type.Literal('http/json')]);
 const Int = (min: number, max: number, dflt: number) =>
   Type.Integer({ minimum: min, maximum: max, default: dflt });
 
@@ -87,6 +89,14 @@ export const EnvSchema = Type.Object({
   // Prometheus metrics (docs/metrics.md).
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  // OpenTelemetry traces (docs/observability.md): the standard variables; the SDK reads the
+  // others it knows (OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_BSP_*, OTEL_TRACES_SAMPLER...) itself.
+  OTEL_SDK_DISABLED: Type.Optional(Bool),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  OTEL_EXPORTER_OTLP_PROTOCOL: Type.Optional(OtlpProtocol),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Type.Optional(OtlpProtocol),
+  OTEL_CAPTURE_CONTENT: Type.Optional(Bool),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -209,6 +219,15 @@ export interface Config {
     /** A plain-HTTP listener on 127.0.0.1 serving /metrics without auth (0: any free port). */
     port: number | null;
   };
+  /** OpenTelemetry traces (docs/observability.md); null: off, and no OpenTelemetry module is loaded. */
+  telemetry: TelemetrySettings | null;
+}
+
+export interface TelemetrySettings {
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL; default http/protobuf. */
+  protocol: 'http/protobuf' | 'http/json';
+  /** OTEL_CAPTURE_CONTENT: prompts, outputs, run inputs and answers go into spans. Default false. */
+  captureContent: boolean;
 }
 
 export class ConfigError extends Error {
@@ -292,6 +311,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idleTimeoutMs: parsed.SSE_IDLE_TIMEOUT_MS,
     },
     metrics: metricsSettings(parsed),
+    telemetry: telemetrySettings(parsed),
+  };
+}
+
+/** On when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true (the specification's switch). */
+function telemetrySettings(env: Env): Config['telemetry'] {
+  if (isTrue(env.OTEL_SDK_DISABLED)) return null;
+  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return null;
+  return {
+    protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    captureContent: isTrue(env.OTEL_CAPTURE_CONTENT),
   };
 }
 
@@ -352,6 +382,7 @@ function describe(schema: TSchema, fallback: string): string {
   if (schema.type === 'integer') return `must be a whole number from ${schema.minimum} to ${schema.maximum}`;
   if (schema.anyOf) return `must be one of ${schema.anyOf.map((s: TSchema) => s.const).join(', ')}`;
   if (schema.pattern === '^postgres(ql)?://') return 'must be a postgres:// or postgresql:// URL';
+  if (schema.pattern === '^https?://') return 'must be an http:// or https:// URL';
   if (schema.minLength === 16) return 'must be at least 16 characters long';
   return fallback.toLowerCase();
 }

@@ -118,6 +118,9 @@ describe('loadConfig', () => {
     [{ METRICS_TOKEN: 'short-metrics' }, 'METRICS_TOKEN=(hidden): must be at least 16 characters long'],
     [{ METRICS_PORT: '70000' }, 'METRICS_PORT="70000": must be a whole number from 0 to 65535'],
     [{ PORT: '9464', METRICS_PORT: '9464' }, 'METRICS_PORT=9464: must differ from PORT'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: '127.0.0.1:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:4318": must be an http:// or https:// URL'],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTEL_EXPORTER_OTLP_PROTOCOL="grpc": must be one of http/protobuf, http/json'],
+    [{ OTEL_SDK_DISABLED: 'yes' }, 'OTEL_SDK_DISABLED="yes": must be one of true, false, 1, 0'],
   ])('stops the boot naming the bad setting %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -133,6 +136,15 @@ describe('loadConfig', () => {
     expect(message).toContain('PORT="-1"');
     expect(message).toContain('ADMIN_TOKEN=(hidden)');
     expect(message).not.toContain('tiny-secret');
+  });
+
+  it('reads the trace settings: off without an endpoint or with OTEL_SDK_DISABLED, protobuf unless told', () => {
+    expect(loadConfig({}).telemetry).toBeNull();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_CAPTURE_CONTENT: 'true' }).telemetry).toBeNull();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' }).telemetry).toBeNull();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }).telemetry).toEqual({ protocol: 'http/protobuf', captureContent: false });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://otel.example/v1/traces', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_CAPTURE_CONTENT: '1' }).telemetry)
+      .toEqual({ protocol: 'http/json', captureContent: true });
   });
 
   it('reads the metrics settings: off by default, a token, a local port', () => {

@@ -163,6 +163,8 @@ export const instances = pgTable(
      * retention delete look for referencing rows), and then there is simply nothing left to reuse.
      */
     rerunOf: uuid('rerun_of'),
+    /** The W3C traceparent of the request that queued a background run: its span links there (docs/observability.md). */
+    traceParent: text('trace_parent'),
   },
   (t) => [
     index('instances_status_created_idx').on(t.status, t.createdAt),

@@ -42,7 +42,8 @@ async function laddersPlugin(app: FastifyInstance) {
   // A streamed run's answer: the router's stream, read to its end and relayed as it comes (src/routes/ladders/stream.ts).
   const relay = async (request: ChatRequest, connections: ProviderConnection[], onDelta: DeltaSink, signal?: AbortSignal, log?: RouterLogger) =>
     relayedCall(await app.providerRouter.stream(request, connections, signal, log), onDelta, estimatePromptTokens(request));
-  const executor = createRunExecutor({ database: app.database, leases, route, relay, prices: app.prices });
+  const runSpans = app.telemetry.runs; // traces: a span per run, step and node
+  const executor = createRunExecutor({ database: app.database, leases, route, relay, prices: app.prices, ...(runSpans ? { tracer: runSpans } : {}) });
   app.decorate('runLeases', leases);
   app.decorate('runExecutor', executor);
   app.decorate('runHolder', holder);
@@ -67,10 +68,11 @@ async function laddersPlugin(app: FastifyInstance) {
         maxRunBytes: settings.maxRunBytes,
       },
       metering: app.metering, // quotas: limits and the usage ledger for every model call
+      ...(app.telemetry.enabled ? { traceParent: () => app.telemetry.traceParent() } : {}), // traces: a background run links to its request
     }), app.metrics),
   );
   // Sync runs still under way at close have lost their clients; their rows are failed or cancelled by then.
   app.addHook('onClose', () => leases.stop());
 }
 
-export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers', 'quotas', 'metrics'] });
+export default fp(laddersPlugin, { name: 'ladders', fastify: '5.x', dependencies: ['infrastructure', 'providers', 'quotas', 'metrics', 'telemetry'] });

@@ -41,6 +41,7 @@ async function providers(app: FastifyInstance) {
     maxResponseBytes: config.providers.maxResponseBytes,
     maxEmbeddingsResponseBytes: config.providers.maxEmbeddingsResponseBytes,
     stream: config.providers.stream,
+    ...(app.telemetry.enabled ? { tracer: app.telemetry.attemptTracer(app.prices) } : {}), // traces: a span per attempt
   }), app.metrics);
   app.decorate('connections', connections);
   app.decorate('providerRouter', router);
@@ -59,4 +60,4 @@ async function providers(app: FastifyInstance) {
   app.addHook('onClose', () => router.close());
 }
 
-export default fp(providers, { name: 'providers', fastify: '5.x', dependencies: ['infrastructure', 'metrics'] });
+export default fp(providers, { name: 'providers', fastify: '5.x', dependencies: ['infrastructure', 'metrics', 'telemetry'] });

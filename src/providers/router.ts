@@ -5,6 +5,7 @@ import type { Dispatcher } from 'undici';
 import { ApiError } from '../errors.js';
 import { abortScope } from '../abort-scope.js';
 import { adapters } from './adapters/index.js';
+import { tracedExchange, type AttemptOperation, type AttemptTracer } from './attempt-tracer.js';
 import { CircuitBreaker, circuitKey, type BreakerOptions } from './breaker.js';
 import { LastErrors, type LastError } from './last-errors.js';
 import { callVendor, type VendorExchange } from './call-vendor.js';
@@ -54,12 +55,15 @@ export interface ProviderRouterOptions {
   maxEmbeddingsResponseBytes?: number;
   /** Streams: first-byte (per attempt), idle and total limits. Default 60 s, 60 s, 10 min; events up to maxResponseBytes. */
   stream?: Partial<Omit<StreamLimits, 'maxEventChars'>>;
+  /** Told of every vendor attempt, for a span each (src/telemetry/). Default: none. */
+  tracer?: AttemptTracer;
 }
 
 export { ProviderRouteError } from './route-errors.js';
 
 /** One way of exchanging with a vendor: a whole answer, a stream opened up to its first chunk, embeddings, a token count. */
 interface Exchange<T> {
+  operation: AttemptOperation;
   /** The vendor's body as text; throws a 400 ApiError for what this vendor cannot express (the candidate is skipped). */
   body(adapter: VendorAdapter, vendorModel: string): string;
   send(call: VendorExchange): Promise<T & { status: number; requestId: string | null }>;
@@ -122,6 +126,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
 
   async function call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<ChatResult> {
     const whole: Exchange<Awaited<ReturnType<typeof callVendor>>> = {
+      operation: 'chat',
       body: (adapter, vendorModel) => vendorBody(adapter, request, vendorModel, false),
       send: (c) => callVendor(Object.assign(c, { request, headers: c.adapter.requestHeaders?.(request) })),
     };
@@ -132,6 +137,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
 
   async function stream(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<RoutedStream> {
     const streamed: Exchange<Awaited<ReturnType<typeof openVendorStream>>> = {
+      operation: 'chat',
       body: (adapter, vendorModel) => vendorBody(adapter, request, vendorModel, true),
       send: (c) => openVendorStream(Object.assign(c, { request, limits, lifetime: signal, headers: c.adapter.requestHeaders?.(request) })),
     };
@@ -161,7 +167,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     const scope = abortScope(signal);
     const deadline = setTimeout(() => scope.abort(DEADLINE), requestTimeoutMs);
     try {
-      return await attemptAll(candidates, scope.signal, log, exchange);
+      return await attemptAll(candidates, scope.signal, log, options.tracer ? tracedExchange(exchange, options.tracer) : exchange);
     } finally {
       clearTimeout(deadline);
       scope.dispose();

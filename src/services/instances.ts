@@ -30,6 +30,8 @@ export interface NewInstance {
   stepsTotal?: number;
   /** The finished instance this one reruns, reusing its calls (docs/pipelines.md, "Rerun"). */
   rerunOf?: string;
+  /** A background run's queuing request, as a W3C traceparent (docs/observability.md). */
+  traceParent?: string | null;
 }
 
 /** A background run to queue, with the caller's Idempotency-Key and the hash of its body. */

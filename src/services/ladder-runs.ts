@@ -27,6 +27,8 @@ export interface LadderRunnerDeps {
   limits: PlatformLimits;
   /** Quotas and the usage ledger (docs/quotas.md); absent in tests that run ladders bare. */
   metering?: Pick<Metering, 'checkRunStart' | 'ladderCall'>;
+  /** The active span's W3C traceparent, kept with a queued run for its span to link to (src/telemetry/). */
+  traceParent?: () => string | null;
 }
 
 /** What a caller asks to run, before any check. */
@@ -151,6 +153,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
         knobs: run.knobs,
         stepsTotal: run.stepsTotal,
         ...(run.rerunOf ? { rerunOf: run.rerunOf } : {}),
+        traceParent: deps.traceParent?.() ?? null,
         idempotency,
       });
     },
@@ -189,6 +192,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
         connections,
         limits,
         meter: (call) => meteredCall(deps, principal, `${ladder.author}/${ladder.row.slug}`, instance.id, call),
+        ladder: `${ladder.author}/${ladder.row.slug}`,
         ...(req.signal ? { signal: req.signal } : {}),
         ...(req.log ? { log: req.log } : {}),
         ...(req.onAnswerDelta ? { onAnswerDelta: req.onAnswerDelta } : {}),

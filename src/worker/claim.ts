@@ -30,13 +30,15 @@ export interface ClaimedInstance {
   resumed: boolean;
   /** A rerun's source instance, whose calls it may reuse (src/worker/reuse.ts). */
   rerunOf: string | null;
+  /** The queuing request's W3C traceparent, for the run's span to link to. */
+  traceParent: string | null;
 }
 
 const RETURNING = `
 RETURNING i.id, i.fence, i.attempts, i.ladder_id AS "ladderId", i.ladder_version AS "ladderVersion", i.author, i.slug,
   i.account_id AS "accountId", i.api_key_id AS "apiKeyId",
   (SELECT username FROM accounts a WHERE a.id = i.account_id) AS username, i.model, i.input, i.knobs, i.cancel_requested_at IS NOT NULL AS "cancelRequested",
-  next.was_started AS resumed, i.rerun_of AS "rerunOf"`;
+  next.was_started AS resumed, i.rerun_of AS "rerunOf", i.trace_parent AS "traceParent"`;
 
 const TAKE = `
 UPDATE instances i SET status = 'running', started_at = coalesce(i.started_at, now()), attempts = i.attempts + 1,

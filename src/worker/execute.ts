@@ -4,7 +4,7 @@
 import type { Database } from '../db/client.js';
 import { ApiError, internalError } from '../errors.js';
 import type { LadderConfig } from '../ladders/language/config.js';
-import { LadderRunError, runLadder, type RunResult } from '../ladders/engine/interpreter.js';
+import { LadderRunError, runLadder, type RunResult, type RunTracer } from '../ladders/engine/interpreter.js';
 import { runSize } from '../ladders/engine/limits.js';
 import type { PriceTable } from '../pricing/prices.js';
 import type { RunLimits } from '../ladders/engine/run-types.js';
@@ -23,6 +23,27 @@ export interface RunExecutorDeps {
   /** The same call streamed, its text handed to `onDelta` as it arrives (the answer of a streamed synchronous run). */
   relay?: (request: ChatRequest, connections: ProviderConnection[], onDelta: DeltaSink, signal?: AbortSignal, log?: RouterLogger) => Promise<ChatResult>;
   prices: PriceTable;
+  /** A span per run, with its steps and nodes inside (src/telemetry/); none by default. */
+  tracer?: RunSpans;
+}
+
+/** What a run's span says of it. */
+export interface RunSpanInfo {
+  instanceId: string;
+  kind: RunKind;
+  attempt: number;
+  resumed: boolean;
+  model: string;
+  /** `author/slug`, when known. */
+  ladder: string | null;
+  input: string;
+  /** W3C traceparent of the request that queued a background run: the run's span links to it. */
+  traceParent: string | null;
+}
+
+export interface RunSpans {
+  /** Runs `work` inside the run's span, given the tracer for its steps and nodes. */
+  run(info: RunSpanInfo, work: (tracer: RunTracer) => Promise<RunResult>): Promise<RunResult>;
 }
 
 export interface HeldInstance extends HeldRun {
@@ -50,6 +71,10 @@ export interface ExecuteArgs {
   meter?: (call: ModelCall) => ModelCall;
   /** A streamed synchronous run: where its answer's last call relays its text (RunOptions.onAnswerDelta). */
   onAnswerDelta?: DeltaSink;
+  /** `author/slug`, for the run's span. */
+  ladder?: string;
+  /** The queuing request's W3C traceparent, for the run's span to link to. */
+  traceParent?: string | null;
 }
 
 /** How a held run ended here. */
@@ -101,7 +126,8 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           ...(args.rerunOf ? { rerun_of: args.rerunOf, reusable_calls: rerun?.reuse?.size ?? 0 } : {}),
         });
         if (held.cancelRequested) controller.abort(new ApiError(499, 'execution_error', 'run_cancelled', 'The run was cancelled before it finished.'));
-        const result = await runLadder({
+        const runJournal = journal;
+        const run = (tracer?: RunTracer) => runLadder({
           config,
           model: args.model,
           input: args.input,
@@ -113,10 +139,12 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           limits: args.limits,
           prices: deps.prices,
           signal,
-          journal,
+          journal: runJournal,
           ...(args.onAnswerDelta ? { onAnswerDelta: args.onAnswerDelta } : {}),
           ...(rerun?.reuse ? { reuse: rerun.reuse } : {}),
+          ...(tracer ? { tracer } : {}),
         });
+        const result = await (deps.tracer ? deps.tracer.run(spanInfo(args), run) : run());
         // A synchronous run's checkpoints were written while it went on: all must be in before its outcome.
         if (held.kind === 'sync') await journal.settle();
         const finishedAt = await journal.finish({ status: 'completed', answer: result.answer, progress: result }, result.trace);
@@ -149,6 +177,11 @@ export type RunExecutor = ReturnType<typeof createRunExecutor>;
 async function loadRerun(database: Pick<Database, 'query'>, id: string, recorded: RecordedCalls | null) {
   const [reuse, marked] = await Promise.all([loadReusableCalls(database, id), recorded ? withReuseMarks(database, id, recorded) : null]);
   return { reuse, recorded: marked };
+}
+
+function spanInfo(args: ExecuteArgs): RunSpanInfo {
+  const { held } = args;
+  return { instanceId: held.id, kind: held.kind, attempt: held.attempts, resumed: held.resumed, model: args.model, ladder: args.ladder ?? null, input: args.input, traceParent: args.traceParent ?? null };
 }
 
 const emptyProgress = () => ({ usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, spendNanos: 0, modelCalls: 0, trace: [] });

@@ -91,6 +91,8 @@ export function createWorkerPool(options: WorkerPoolOptions) {
       input: row.input,
       knobs: row.knobs,
       rerunOf: row.rerunOf,
+      ladder: `${row.author}/${row.slug}`,
+      traceParent: row.traceParent,
       connections: loaded.connections,
       limits: { ...caps, maxSpendNanos: nanosOf(loaded.config.executionBudget?.maxSpend ?? defaultMaxSpend) },
       ...(options.metering ? { meter: meterFor(options.metering, subject, row) } : {}),

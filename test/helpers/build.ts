@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import app from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Database } from '../../src/db/client.js';
+import type { Telemetry } from '../../src/telemetry/telemetry.js';
 import { fastifyOptions } from '../../src/server-options.js';
 import { openTestDatabase } from './database.js';
 
@@ -51,12 +52,13 @@ export async function build(
     logs?: LogCapture;
     /** Shared with another app; the caller closes it. */ database?: Database;
     /** Time source of quota windows and ledger rows. */ clock?: () => number;
+    /** Tracing, started by the test (an in-memory exporter). */ telemetry?: Telemetry;
   } = {},
 ): Promise<TestApp> {
   const config = testConfig({ ...(options.logs ? { LOG_LEVEL: 'info' } : {}), ...env });
   const database = options.database ?? (await openTestDatabase());
   const fastify = Fastify(fastifyOptions(config, options.logs));
-  await fastify.register(app, { config, database, clock: options.clock });
+  await fastify.register(app, { config, database, clock: options.clock, ...(options.telemetry ? { telemetry: options.telemetry } : {}) });
   await fastify.ready();
   return {
     app: fastify,

@@ -21,7 +21,7 @@ import type { DeltaSink } from '../../providers/types.js';
 import { TRACE_OUTPUT_CHARS, type RunOptions, type RunResult, type StepPlace, type StepTrace } from './run-types.js';
 
 export { LadderRunError, TRACE_OUTPUT_CHARS, TRACE_PROMPT_CHARS } from './run-types.js';
-export type { NodeTrace, RunJournal, RunLimits, RunOptions, RunResult, StepTrace } from './run-types.js';
+export type { NodeTrace, RunJournal, RunLimits, RunOptions, RunResult, RunTracer, StepTrace } from './run-types.js';
 
 /** Runs a ladder to its answer. Every failure is thrown as a LadderRunError. */
 export async function runLadder(options: RunOptions): Promise<RunResult> {
@@ -113,10 +113,15 @@ async function runGroup(level: Level, group: GroupStep): Promise<RanStep[]> {
 }
 
 async function runStep(level: Level, step: ModelStep, limiter: Limiter, groupId?: string): Promise<RanStep> {
-  const { engine, memory, depth } = level;
-  const { config, knobs } = engine.options;
+  const place: StepPlace = { pass: level.memory.pass, depth: level.depth, stepId: step.id, ...(groupId ? { groupId } : {}) };
+  const tracer = level.engine.options.tracer;
+  return tracer ? tracer.step(place, () => executeStep(level, step, limiter, place)) : executeStep(level, step, limiter, place);
+}
+
+async function executeStep(level: Level, step: ModelStep, limiter: Limiter, place: StepPlace): Promise<RanStep> {
+  const { engine, memory } = level;
+  const { config, knobs, tracer } = engine.options;
   const nodes = nodeCount(step, knobs, config);
-  const place: StepPlace = { pass: memory.pass, depth, stepId: step.id, ...(groupId ? { groupId } : {}) };
   const trace = engine.run.openStep(place);
   const journal = engine.options.journal;
   journal?.stepStarted?.(place);
@@ -125,8 +130,9 @@ async function runStep(level: Level, step: ModelStep, limiter: Limiter, groupId?
     limiter(async (): Promise<NodeOutput> => {
       const self = earlier ? { stepId: step.id, outputs: earlier } : undefined;
       const prompt = buildPrompt(step, memory.sources(level.input, knobs, node, self));
-      const key = callKey(level.lineage, memory.pass, step.id, node);
-      return { node, text: await engine.run.callNode(trace, Object.assign({}, place, { node, key }), prompt, step.continueIf, sink) };
+      const nodePlace = Object.assign({}, place, { node, key: callKey(level.lineage, memory.pass, step.id, node) });
+      const call = () => engine.run.callNode(trace, nodePlace, prompt, step.continueIf, sink);
+      return { node, text: await (tracer ? tracer.node(nodePlace, call) : call()) };
     });
 
   let outputs: NodeOutput[];

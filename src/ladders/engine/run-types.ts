@@ -106,6 +106,14 @@ export interface RunOptions {
   onAnswerDelta?: DeltaSink;
   /** A rerun's source calls, reused instead of identical vendor calls; none by default. */
   reuse?: ReusableCalls;
+  /** Spans for steps and nodes (src/telemetry/); none by default. */
+  tracer?: RunTracer;
+}
+
+/** Wraps each step and each node's call in a span: `work` runs inside it and its outcome ends it. */
+export interface RunTracer {
+  step<T>(place: StepPlace, work: () => Promise<T>): Promise<T>;
+  node<T>(place: NodePlace, work: () => Promise<T>): Promise<T>;
 }
 
 /** A source run's recorded calls as a rerun finds them by model and whole prompt (see reuse.ts). */

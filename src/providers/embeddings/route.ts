@@ -32,6 +32,7 @@ export function embeddingCandidates(model: string, connections: ProviderConnecti
 export function embeddingExchange(request: EmbeddingRequest, maxResponseBytes: number) {
   const support = (adapter: VendorAdapter) => adapter.embeddings!;
   return {
+    operation: 'embeddings' as const,
     body: (adapter: VendorAdapter, vendorModel: string) => JSON.stringify(support(adapter).body(request, vendorModel)),
     send: (call: VendorExchange) => postJson(Object.assign(call, { maxResponseBytes }), support(call.adapter).path(call.target.basePath, call.vendorModel), (body) => support(call.adapter).parse(body, request)),
   };

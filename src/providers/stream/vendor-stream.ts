@@ -51,6 +51,7 @@ export class VendorStream {
   private failed: VendorError | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly deadline: NodeJS.Timeout;
+  private endListener: ((failure: VendorError | null) => void) | null = null;
 
   constructor(private readonly init: VendorStreamInit) {
     this.iterator = init.body[Symbol.asyncIterator]();
@@ -113,6 +114,15 @@ export class VendorStream {
     return this.init.reader.usage();
   }
 
+  /**
+   * Calls `listener` once the stream has ended, however it ended (at once if it has): with its
+   * failure, or null for the vendor's proper end (`completed`) or a cancel. For a tracer's span.
+   */
+  onEnd(listener: (failure: VendorError | null) => void): void {
+    if (this.ended) listener(this.failed);
+    else this.endListener = listener;
+  }
+
   /** Stops reading and closes the vendor connection (the client left, or the writer failed). */
   cancel(): void {
     if (this.ended) return;
@@ -162,6 +172,8 @@ export class VendorStream {
     if (this.timer) clearTimeout(this.timer);
     clearTimeout(this.deadline);
     this.init.release();
+    this.endListener?.(this.failed);
+    this.endListener = null;
   }
 
   private failure(error: unknown): VendorError {
