@@ -92,8 +92,8 @@ describe('the metrics recorder', () => {
 
   it('model calls and spend by kind; runs by mode and status; http requests by route', async () => {
     const metrics = createMetrics({ providers: [] });
-    metrics.modelCall('direct', true, 0.002);
-    metrics.modelCall('direct', true, 0.001);
+    metrics.modelCall('direct', true, 2_000_000); // nanos: $0.002
+    metrics.modelCall('direct', true, 1_000_000);
     metrics.modelCall('ladder', false, 0);
     metrics.runFinished('async', 'cancelled');
     metrics.httpRequest('GET', '/v1/providers', 200, 0.004, null);
