@@ -128,8 +128,11 @@ describe.skipIf(process.platform !== 'linux')('event streams of clients that nev
     const perStream = (during - before) / (ACCOUNTS * SHARE);
     console.log(`stalled streams: ${ACCOUNTS * SHARE}; rss before ${(before / MiB).toFixed(0)} MiB, during ${(during / MiB).toFixed(0)} MiB (${(perStream / 1024).toFixed(0)} KiB a stream), after close ${(after / MiB).toFixed(0)} MiB`);
     // Buffering each stream whole would take at least its answer, 12 MiB a stream (measured before
-    // the fix: 37 MiB a stream); sockets, TLS and garbage not yet collected take 0.7-2 MiB now.
-    expect(during - before).toBeLessThan(ACCOUNTS * SHARE * 4 * MiB);
-    expect(after - before).toBeLessThan(ACCOUNTS * SHARE * 4 * MiB);
+    // the fix: 37 MiB a stream); sockets, TLS and garbage not yet collected take 0.7-2 MiB now on
+    // Node 20, 2.8 MiB on Node 26, and 4.2-5.0 MiB there with the embedded database on its own
+    // thread, whose rows are copied from its heap to the main one (garbage in both until collected).
+    // Two thirds of the whole answer is the bound: below buffering, above what collection timing moves.
+    expect(during - before).toBeLessThan(ACCOUNTS * SHARE * 8 * MiB);
+    expect(after - before).toBeLessThan(ACCOUNTS * SHARE * 8 * MiB);
   }, 120_000);
 });
