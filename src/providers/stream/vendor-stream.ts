@@ -70,15 +70,21 @@ export class VendorStream {
     this.timer = setTimeout(() => controller.abort(IDLE), limits.idleMs);
   }
 
-  /** The next chunk, null at the proper end. Throws a VendorError when the stream fails, after the chunks read before it. */
-  async read(): Promise<StreamChunk | null> {
+  /** Reads until a chunk is in hand (true) or the stream has ended properly (false); throws when it failed. */
+  private async inHand(): Promise<boolean> {
     while (this.next === this.queue.length) {
       if (this.failed) throw this.failed;
-      if (this.ended) return null;
+      if (this.ended) return false;
       this.queue = [];
       this.next = 0;
       await this.fill();
     }
+    return true;
+  }
+
+  /** The next chunk, null at the proper end. Throws a VendorError when the stream fails, after the chunks read before it. */
+  async read(): Promise<StreamChunk | null> {
+    if (!(await this.inHand())) return null;
     const chunk = this.queue[this.next++]!;
     this.count(chunk);
     return chunk;
@@ -90,13 +96,7 @@ export class VendorStream {
    * without a wait between them.
    */
   async readBatch(): Promise<StreamChunk[] | null> {
-    while (this.next === this.queue.length) {
-      if (this.failed) throw this.failed;
-      if (this.ended) return null;
-      this.queue = [];
-      this.next = 0;
-      await this.fill();
-    }
+    if (!(await this.inHand())) return null;
     const batch = this.next === 0 ? this.queue : this.queue.slice(this.next);
     this.queue = [];
     this.next = 0;
