@@ -1,7 +1,6 @@
 // Migration 0008 (exact money): a database holding rows written under 0007, in dollars as
 // doubles, keeps every amount, now in whole nanos; float noise is dropped, not carried.
 // On PGlite, and on the TEST_DATABASE_URL server when set.
-import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsFolder } from '../../src/db/client.js';
+import { emptyPostgres } from '../helpers/spawned-server.js';
 
 /** The migrations folder as it was before 0008: the same files, the journal cut after 0007. */
 function foldersUpTo0007(): string {
@@ -42,27 +42,15 @@ async function pgliteTarget(): Promise<Target> {
 }
 
 async function postgresTarget(serverUrl: string): Promise<Target> {
-  const name = `ladder_mig_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const client = new pg.Client({ connectionString: url.toString() });
+  const scratch = await emptyPostgres(serverUrl, 'ladder_mig');
+  const client = new pg.Client({ connectionString: scratch.url });
   await client.connect();
   return {
     query: async <Row>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as Row[],
     migrate: (folder) => migratePg(drizzlePg(client), { migrationsFolder: folder }),
     close: async () => {
       await client.end();
-      await admin(`drop database if exists ${name} with (force)`);
+      await scratch.drop();
     },
   };
 }

@@ -92,9 +92,9 @@ export async function getJson<T = any>(server: SpawnedServer, route: string, hea
   });
 }
 
-/** A fresh, migrated database on the TEST_DATABASE_URL server; `drop()` removes it. */
-export async function scratchPostgres(serverUrl: string): Promise<{ url: string; database: Database; drop(): Promise<void> }> {
-  const name = `ladder_proc_${randomBytes(5).toString('hex')}`;
+/** An empty database on the PostgreSQL server `serverUrl` names, named `<prefix>_<random>`; `drop()` removes it. */
+export async function emptyPostgres(serverUrl: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
   const admin = async (sql: string) => {
     const client = new pg.Client({ connectionString: serverUrl });
     await client.connect();
@@ -107,13 +107,19 @@ export async function scratchPostgres(serverUrl: string): Promise<{ url: string;
   await admin(`create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const database = await openDatabase({ url: url.toString(), dataDir: null });
+  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+/** A fresh, migrated database on the TEST_DATABASE_URL server; `drop()` removes it. */
+export async function scratchPostgres(serverUrl: string): Promise<{ url: string; database: Database; drop(): Promise<void> }> {
+  const empty = await emptyPostgres(serverUrl, 'ladder_proc');
+  const database = await openDatabase({ url: empty.url, dataDir: null });
   return {
-    url: url.toString(),
+    url: empty.url,
     database,
     drop: async () => {
       await database.close();
-      await admin(`drop database if exists ${name} with (force)`);
+      await empty.drop();
     },
   };
 }
