@@ -84,7 +84,8 @@ export class VendorStream {
 
   /** The next chunk, null at the proper end. Throws a VendorError when the stream fails, after the chunks read before it. */
   async read(): Promise<StreamChunk | null> {
-    if (!(await this.inHand())) return null;
+    // Only a reader that has used up its chunks awaits: the common case stays synchronous.
+    if (this.next === this.queue.length && !(await this.inHand())) return null;
     const chunk = this.queue[this.next++]!;
     this.count(chunk);
     return chunk;
@@ -96,7 +97,8 @@ export class VendorStream {
    * without a wait between them.
    */
   async readBatch(): Promise<StreamChunk[] | null> {
-    if (!(await this.inHand())) return null;
+    // Only a reader that has used up its chunks awaits: the common case stays synchronous.
+    if (this.next === this.queue.length && !(await this.inHand())) return null;
     const batch = this.next === 0 ? this.queue : this.queue.slice(this.next);
     this.queue = [];
     this.next = 0;
