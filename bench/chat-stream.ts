@@ -26,6 +26,8 @@ const SIZES = SMOKE
   : { ttftRequests: 500, cpuRequests: 200, slowStreams: 1000, slowChunks: 50 };
 const LONG_CHUNKS = 500;
 const SLOW_INTERVAL_MS = 100;
+const SLOW_OPEN_MS = 1_000;
+const OPEN_STEP_MS = 10;
 /** The probe's timer resolution: its histogram holds whole intervals, so this is taken off. */
 const PROBE_RESOLUTION_MS = 10;
 
@@ -125,7 +127,7 @@ async function relayCpu(tls: Agent, service: Target, pid: number) {
   };
 }
 
-/** Many streams at once, each a chunk every 100 ms; opened in batches so handshakes stay within the service's bound. */
+/** Many streams at once, each a chunk every 100 ms, opened over the first second (10 every 10 ms for 1,000). */
 async function slowStreams(service: Target, pid: number, probeFile: string) {
   const clients = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 1_000 });
   const start = await probe(pid, probeFile);
@@ -140,9 +142,12 @@ async function slowStreams(service: Target, pid: number, probeFile: string) {
     return { pieces: 0, done: false, firstMs: 0 };
   };
   const opened = performance.now();
-  for (let i = 0; i < SIZES.slowStreams; i += 100) {
-    for (let j = i; j < Math.min(SIZES.slowStreams, i + 100); j++) streams.push(timed(clients, service, content, true).catch(failed));
-    await sleep(50);
+  // Opened evenly over one chunk interval, as independent clients arrive: opened in bursts, the
+  // streams of a burst would also get their chunks in the same millisecond for the whole run.
+  while (streams.length < SIZES.slowStreams) {
+    const due = Math.min(SIZES.slowStreams, Math.ceil(((performance.now() - opened) / SLOW_OPEN_MS) * SIZES.slowStreams));
+    while (streams.length < due) streams.push(timed(clients, service, content, true).catch(failed));
+    await sleep(OPEN_STEP_MS);
   }
   const results = await Promise.all(streams);
   const seconds = (performance.now() - opened) / 1000;
