@@ -5,9 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
-import { ApiError, clientClosedRequest } from '../../errors.js';
 import type { StreamOutcome } from '../../metrics/recorder.js';
-import { ProviderRouteError } from '../../providers/router.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
 import type { ChatRequest } from '../../providers/types.js';
 import { VendorError } from '../../providers/vendor-errors.js';
@@ -16,7 +14,7 @@ import type { DirectChatRequest } from '../../schemas/chat.js';
 import { estimatePromptTokens } from '../../usage/metering.js';
 import { streamedUsage, type StreamMeter } from '../../usage/stream-metering.js';
 import { ChunkWriter, type StreamErrorBody } from './chunk-writer.js';
-import { setRoutingHeaders, setTextHeader } from './completion.js';
+import { openStream, sendEventStream, streamOutcome } from './stream-opening.js';
 
 export interface StreamContext {
   subject: QuotaSubject;
@@ -27,43 +25,21 @@ export interface StreamContext {
 
 export async function streamChatCompletion(app: FastifyInstance, reply: FastifyReply, context: StreamContext): Promise<FastifyReply> {
   const { subject, body, chatRequest, log } = context;
-  const abort = new AbortController();
-  // A client that leaves closes the vendor connection too (the stream listens to this signal).
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  });
-  const meter = await app.metering.streamed(subject, chatRequest);
-  let routed: RoutedStream;
-  try {
-    routed = await app.streamModel(subject.accountId, meter.request, abort.signal, log);
-  } catch (error) {
-    meter.finish(null, null, error instanceof ApiError ? error.code : 'internal_error');
-    if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
-    if (abort.signal.aborted) throw clientClosedRequest();
-    throw error;
-  }
-  setRoutingHeaders(reply, routed.attempts, routed.upstreamMs, routed.provider);
-  setTextHeader(reply, 'x-ladder-model', routed.model);
-  reply.headers(meter.headers());
+  const { routed, meter, signal } = await openStream(app, reply, subject, chatRequest, log);
   const out = new PassThrough();
-  const writer = new ChunkWriter(out, abort.signal, {
+  const writer = new ChunkWriter(out, signal, {
     id: `ldr-chat-${randomUUID()}`,
     model: body.model,
     created: Math.floor(Date.now() / 1000),
     includeUsage: body.stream_options?.include_usage === true,
   });
-  app.metrics.streamStarted(routed.provider, reply.elapsedTime / 1000);
-  void relay(routed, writer, reply.raw, meter, abort.signal, estimatePromptTokens(chatRequest), log).then(
+  void relay(routed, writer, reply.raw, meter, signal, estimatePromptTokens(chatRequest), log).then(
     (outcome) => app.metrics.streamEnded(outcome),
     (error: unknown) => log.error({ err: error }, 'stream relay failed'),
   ).finally(() => {
     if (!out.writableEnded) out.end();
   });
-  return reply
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache, no-transform')
-    .header('x-accel-buffering', 'no')
-    .send(out);
+  return sendEventStream(reply, out);
 }
 
 /** Vendor chunks to the client, one network read at a time; settles the metering however it ends. */
@@ -90,7 +66,7 @@ async function relay(routed: RoutedStream, writer: ChunkWriter, response: Server
     stream.cancel();
     meter.finish(routed.provider, streamedUsage(stream.usage(), stream.completed, stream.chars, promptEstimate), outcome);
   }
-  return OUTCOMES[outcome] ?? 'upstream_error';
+  return streamOutcome(outcome);
 }
 
 /**
@@ -108,12 +84,6 @@ function holdLastWrite(response: ServerResponse): void {
   });
 }
 
-const OUTCOMES: Record<string, StreamOutcome> = {
-  ok: 'completed',
-  client_closed_request: 'client_closed',
-  stream_timeout: 'timeout',
-  internal_error: 'internal_error',
-};
 
 /** A failure after the first chunk, as the error event says it (no switch to another vendor any more). */
 export function inStreamError(error: unknown): StreamErrorBody {

@@ -3,16 +3,14 @@
 // answer (here in Anthropic's error shape); after it, one `error` event and no message_stop.
 import { PassThrough } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
-import { ApiError, clientClosedRequest } from '../../errors.js';
 import type { StreamOutcome } from '../../metrics/recorder.js';
-import { ProviderRouteError } from '../../providers/router.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
 import type { ChatRequest } from '../../providers/types.js';
 import type { QuotaSubject } from '../../quotas/gate.js';
 import { estimatePromptTokens } from '../../usage/metering.js';
 import { streamedUsage, type StreamMeter } from '../../usage/stream-metering.js';
-import { setRoutingHeaders, setTextHeader } from '../chat/completion.js';
 import { inStreamError } from '../chat/stream.js';
+import { openStream, sendEventStream, streamOutcome } from '../chat/stream-opening.js';
 import { messageId } from './answer.js';
 import { MessagesEventWriter } from './event-writer.js';
 
@@ -25,45 +23,17 @@ export interface MessagesStreamContext {
 
 export async function streamMessage(app: FastifyInstance, reply: FastifyReply, context: MessagesStreamContext): Promise<FastifyReply> {
   const { subject, chatRequest, log } = context;
-  const abort = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  });
-  const meter = await app.metering.streamed(subject, chatRequest);
-  let routed: RoutedStream;
-  try {
-    routed = await app.streamModel(subject.accountId, meter.request, abort.signal, log);
-  } catch (error) {
-    meter.finish(null, null, error instanceof ApiError ? error.code : 'internal_error');
-    if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
-    if (abort.signal.aborted) throw clientClosedRequest();
-    throw error;
-  }
-  setRoutingHeaders(reply, routed.attempts, routed.upstreamMs, routed.provider);
-  setTextHeader(reply, 'x-ladder-model', routed.model);
-  reply.headers(meter.headers());
+  const { routed, meter, signal } = await openStream(app, reply, subject, chatRequest, log);
   const out = new PassThrough();
-  const writer = new MessagesEventWriter(out, abort.signal, { id: messageId(), model: context.model });
-  app.metrics.streamStarted(routed.provider, reply.elapsedTime / 1000);
-  void relay(routed, writer, meter, abort.signal, estimatePromptTokens(chatRequest), log).then(
+  const writer = new MessagesEventWriter(out, signal, { id: messageId(), model: context.model });
+  void relay(routed, writer, meter, signal, estimatePromptTokens(chatRequest), log).then(
     (outcome) => app.metrics.streamEnded(outcome),
     (error: unknown) => log.error({ err: error }, 'stream relay failed'),
   ).finally(() => {
     if (!out.writableEnded) out.end();
   });
-  return reply
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache, no-transform')
-    .header('x-accel-buffering', 'no')
-    .send(out);
+  return sendEventStream(reply, out);
 }
-
-const OUTCOMES: Record<string, StreamOutcome> = {
-  ok: 'completed',
-  client_closed_request: 'client_closed',
-  stream_timeout: 'timeout',
-  internal_error: 'internal_error',
-};
 
 async function relay(routed: RoutedStream, writer: MessagesEventWriter, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
   const { stream } = routed;
@@ -85,5 +55,5 @@ async function relay(routed: RoutedStream, writer: MessagesEventWriter, meter: S
     stream.cancel();
     meter.finish(routed.provider, streamedUsage(stream.usage(), stream.completed, stream.chars, promptEstimate), outcome);
   }
-  return OUTCOMES[outcome] ?? 'upstream_error';
+  return streamOutcome(outcome);
 }

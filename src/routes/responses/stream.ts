@@ -3,9 +3,7 @@
 // every candidate failing) is a plain JSON answer; after it, a response.failed event.
 import { PassThrough } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
-import { ApiError, clientClosedRequest } from '../../errors.js';
 import type { StreamOutcome } from '../../metrics/recorder.js';
-import { ProviderRouteError } from '../../providers/router.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
 import type { ChatRequest } from '../../providers/types.js';
 import type { QuotaSubject } from '../../quotas/gate.js';
@@ -14,8 +12,8 @@ import { ResponseEvents } from '../../responses/stream-events.js';
 import type { ResponseObject } from '../../schemas/responses.js';
 import { estimatePromptTokens } from '../../usage/metering.js';
 import { streamedUsage } from '../../usage/stream-metering.js';
-import { setRoutingHeaders, setTextHeader } from '../chat/completion.js';
 import { inStreamError } from '../chat/stream.js';
+import { openStream, sendEventStream, streamOutcome } from '../chat/stream-opening.js';
 import { ResponseEventWriter } from './event-writer.js';
 
 export interface ResponseStreamContext {
@@ -27,38 +25,16 @@ export interface ResponseStreamContext {
   log: FastifyBaseLogger;
 }
 
-const OUTCOMES: Record<string, StreamOutcome> = { ok: 'completed', client_closed_request: 'client_closed', stream_timeout: 'timeout', internal_error: 'internal_error' };
 
 export async function streamResponse(app: FastifyInstance, reply: FastifyReply, context: ResponseStreamContext): Promise<FastifyReply> {
   const { subject, chatRequest, log } = context;
-  const abort = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  });
-  const meter = await app.metering.streamed(subject, chatRequest);
-  let routed: RoutedStream;
-  try {
-    routed = await app.streamModel(subject.accountId, meter.request, abort.signal, log);
-  } catch (error) {
-    meter.finish(null, null, error instanceof ApiError ? error.code : 'internal_error');
-    if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
-    if (abort.signal.aborted) throw clientClosedRequest();
-    throw error;
-  }
-  setRoutingHeaders(reply, routed.attempts, routed.upstreamMs, routed.provider);
-  setTextHeader(reply, 'x-ladder-model', routed.model);
-  reply.headers(meter.headers());
+  const { routed, meter, signal } = await openStream(app, reply, subject, chatRequest, log);
   const out = new PassThrough();
-  const writer = new ResponseEventWriter(out, abort.signal);
-  app.metrics.streamStarted(routed.provider, reply.elapsedTime / 1000);
-  void relay(routed, writer, context, abort.signal, (usage, outcome) => meter.finish(routed.provider, usage, outcome))
+  const writer = new ResponseEventWriter(out, signal);
+  void relay(routed, writer, context, signal, (usage, outcome) => meter.finish(routed.provider, usage, outcome))
     .then((outcome) => app.metrics.streamEnded(outcome), (error: unknown) => log.error({ err: error }, 'responses stream relay failed'))
     .finally(() => writer.end());
-  return reply
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache, no-transform')
-    .header('x-accel-buffering', 'no')
-    .send(out);
+  return sendEventStream(reply, out);
 }
 
 type Finish = (usage: ReturnType<typeof streamedUsage>, outcome: string) => void;
@@ -102,5 +78,5 @@ async function relay(routed: RoutedStream, writer: ResponseEventWriter, context:
   } catch (error) {
     log.error({ err: error }, 'storing a streamed response failed');
   }
-  return OUTCOMES[outcome] ?? 'upstream_error';
+  return streamOutcome(outcome);
 }

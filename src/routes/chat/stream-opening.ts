@@ -1,0 +1,66 @@
+// What every streamed answer (chat chunks, Anthropic's Messages events, Responses events) does
+// before its first event and around its relay: the caller's disconnect wired to the vendor call,
+// metering opened, the routed stream with its routing headers, the event-stream reply, and the
+// relay's outcome as the metrics name it. Failures up to the first event are thrown, so each
+// route answers them plainly in its own error shape.
+import type { Readable } from 'node:stream';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError, clientClosedRequest } from '../../errors.js';
+import type { StreamOutcome } from '../../metrics/recorder.js';
+import { ProviderRouteError } from '../../providers/router.js';
+import type { RoutedStream } from '../../providers/stream/routed-stream.js';
+import type { ChatRequest } from '../../providers/types.js';
+import type { QuotaSubject } from '../../quotas/gate.js';
+import type { StreamMeter } from '../../usage/stream-metering.js';
+import { setRoutingHeaders, setTextHeader } from './completion.js';
+
+export interface OpenedStream {
+  routed: RoutedStream;
+  meter: StreamMeter;
+  /** Aborted when the client leaves: the relay stops and the vendor connection closes. */
+  signal: AbortSignal;
+}
+
+/** Routes the call and sets the answer's routing and metering headers; throws what fails before a first chunk. */
+export async function openStream(app: FastifyInstance, reply: FastifyReply, subject: QuotaSubject, chatRequest: ChatRequest, log: FastifyBaseLogger): Promise<OpenedStream> {
+  const abort = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  const meter = await app.metering.streamed(subject, chatRequest);
+  let routed: RoutedStream;
+  try {
+    routed = await app.streamModel(subject.accountId, meter.request, abort.signal, log);
+  } catch (error) {
+    meter.finish(null, null, error instanceof ApiError ? error.code : 'internal_error');
+    if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
+    if (abort.signal.aborted) throw clientClosedRequest();
+    throw error;
+  }
+  setRoutingHeaders(reply, routed.attempts, routed.upstreamMs, routed.provider);
+  setTextHeader(reply, 'x-ladder-model', routed.model);
+  reply.headers(meter.headers());
+  app.metrics.streamStarted(routed.provider, reply.elapsedTime / 1000);
+  return { routed, meter, signal: abort.signal };
+}
+
+/** The reply as server-sent events, unbuffered by proxies; `events` is what the relay writes. */
+export function sendEventStream(reply: FastifyReply, events: Readable): FastifyReply {
+  return reply
+    .header('content-type', 'text/event-stream; charset=utf-8')
+    .header('cache-control', 'no-cache, no-transform')
+    .header('x-accel-buffering', 'no')
+    .send(events);
+}
+
+const OUTCOMES: Record<string, StreamOutcome> = {
+  ok: 'completed',
+  client_closed_request: 'client_closed',
+  stream_timeout: 'timeout',
+  internal_error: 'internal_error',
+};
+
+/** A relay's ending (`ok` or an error code) as the stream-outcome metric counts it. */
+export function streamOutcome(code: string): StreamOutcome {
+  return OUTCOMES[code] ?? 'upstream_error';
+}
