@@ -7,7 +7,8 @@
 //   2. pickup: pending insert to `running` on an idle process (database clock);
 //   3. throughput: one-call instances completed per second by one process.
 // CPU time is given for the whole process and for its main thread alone: the main thread's is
-// what stalls every other request (the embedded database runs on a thread of its own).
+// what stalls every other request (the embedded database runs on a thread of its own); and the
+// journal's checkpoint writes per run, a count that load does not move.
 // The service runs in this process (startServer), so the bench can insert pending rows into
 // the embedded database it holds. BENCH_RUNS (default 30), BENCH_INSTANCES (default 2000);
 // WORKER_CONCURRENCY, when set, replaces the default for the throughput figure; BENCH_SMOKE=1
@@ -90,6 +91,13 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
     server = await startServer(config, { logStream: { write: () => true } as never });
     const { app } = server;
     const db = app.database;
+    // The journal's checkpoint writes, counted on the service's own client: a count, steady under load.
+    let journalWrites = 0;
+    const relaxed = db.queryRelaxed.bind(db);
+    db.queryRelaxed = (name, text, params) => {
+      if (name === 'ladder_journal_flush') journalWrites += 1;
+      return relaxed(name, text, params);
+    };
     const admin = { authorization: `Bearer ${adminToken}` };
     const username = `bench-${randomBytes(3).toString('hex')}`;
     const account = (await call(tls, `${server.url}/v1/admin/accounts`, admin, { username })) as { id: string };
@@ -130,6 +138,7 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
     for (const [shape, config] of Object.entries(shapes)) {
       // CPU time of this process (service and load alike) per call: steadier than latency on a shared machine.
       const cpu = { bare: 0, sync: 0, async: 0 };
+      const writes = { sync: 0, async: 0 };
       const main = { bare: 0, sync: 0, async: 0 };
       const mainCpuMs = () => (cpuTimeUs(process.pid, true) ?? Number.NaN) / 1000;
       let mainStart = mainCpuMs();
@@ -152,16 +161,17 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
       main.bare = mainCpuMs() - mainStart;
       const syncIds: string[] = [];
       for (let i = 0; i < RUNS + WARMUP; i++) {
-        if (i === WARMUP) [cpuStart, mainStart] = [process.cpuUsage(), mainCpuMs()];
+        if (i === WARMUP) [cpuStart, mainStart, writes.sync] = [process.cpuUsage(), mainCpuMs(), journalWrites];
         const answer = await call(tls, `${server.url}/v1/${username}/${shape}/chat/completions`, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `sync ${shape} ${i}` }] });
         // The completion's id is `ldr-<instance id>`.
         if (i >= WARMUP) syncIds.push(String(answer.id).slice('ldr-'.length));
       }
       cpu.sync = cpuMs(cpuStart);
       main.sync = mainCpuMs() - mainStart;
+      writes.sync = (journalWrites - writes.sync) / RUNS;
       const asyncIds: string[] = [];
       for (let i = 0; i < RUNS + WARMUP; i++) {
-        if (i === WARMUP) [cpuStart, mainStart] = [process.cpuUsage(), mainCpuMs()];
+        if (i === WARMUP) [cpuStart, mainStart, writes.async] = [process.cpuUsage(), mainCpuMs(), journalWrites];
         const id = await insert(shape, `async ${shape} ${i}`);
         await app.runNotices.pendingCreated();
         await untilDone([id]);
@@ -169,6 +179,7 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
       }
       cpu.async = cpuMs(cpuStart);
       main.async = mainCpuMs() - mainStart;
+      writes.async = (journalWrites - writes.async) / RUNS;
       const cpuPerCall = (ms: number) => ms / RUNS / 32;
       const syncMs = (await timings(syncIds)).map((r) => Number(r.run_ms));
       const asyncMs = (await timings(asyncIds)).map((r) => Number(r.run_ms));
@@ -180,6 +191,7 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
         `  ${shape}: background run (claimed by a worker) ${as.toFixed(3)} ms  (${signed(as - sy)} ms over synchronous, ${signed(as - b)} ms over the interpreter alone)`,
         `  ${shape}: CPU per call (this process): interpreter ${cpuPerCall(cpu.bare).toFixed(3)} ms, synchronous ${cpuPerCall(cpu.sync).toFixed(3)} ms, background ${cpuPerCall(cpu.async).toFixed(3)} ms`,
         `  ${shape}: of it on the main thread: interpreter ${cpuPerCall(main.bare).toFixed(3)} ms, synchronous ${cpuPerCall(main.sync).toFixed(3)} ms, background ${cpuPerCall(main.async).toFixed(3)} ms`,
+        `  ${shape}: checkpoint writes per 32-call run: synchronous ${writes.sync.toFixed(1)}, background ${writes.async.toFixed(1)}`,
       );
       figures.push(
         figure(`${prefix}.${shape}.interpreter_per_call`, b, 'ms'),
@@ -191,6 +203,8 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
         figure(`${prefix}.${shape}.main_thread_cpu_per_call.interpreter`, cpuPerCall(main.bare), 'ms'),
         figure(`${prefix}.${shape}.main_thread_cpu_per_call.sync`, cpuPerCall(main.sync), 'ms'),
         figure(`${prefix}.${shape}.main_thread_cpu_per_call.async`, cpuPerCall(main.async), 'ms'),
+        figure(`${prefix}.${shape}.checkpoint_writes_per_run.sync`, writes.sync, 'statements'),
+        figure(`${prefix}.${shape}.checkpoint_writes_per_run.async`, writes.async, 'statements'),
       );
     }
 

@@ -8,8 +8,9 @@
 // wait for it and then go out together, in one statement. A background run's call waits for
 // its checkpoint before the run uses the output, so a resumed run never pays for it again. A
 // synchronous run is never resumed (its process gone, it fails: see claim.ts), so its
-// checkpoints are pipelined: the run goes on while they are written, and `settle()` waits for
-// them before the outcome is recorded.
+// checkpoints are pipelined: the run goes on while they are written, they are gathered for up to
+// CHECKPOINT_BATCH_MS into one statement (a run of fast calls made one statement per call), and
+// `settle()` (or the outcome itself) writes what is left before the outcome is recorded.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
 import type { CallDetail, NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
@@ -27,6 +28,8 @@ export const EVENT_EXCERPT_CHARS = 500;
 const EVENT_FLUSH_MS = 50;
 /** A pipelined run waits for its checkpoints once this many are queued (a database slower than its calls). */
 const MAX_QUEUED_CHECKPOINTS = 64;
+/** A pipelined run's checkpoints (and events) are gathered this long into one write. */
+const CHECKPOINT_BATCH_MS = 10;
 
 export interface HeldRun {
   id: string;
@@ -119,6 +122,8 @@ export class InstanceJournal implements RunJournal {
   /** Checkpoints waiting for the next write, and that write (which takes every one queued when it starts). */
   private queued: Checkpoint[] = [];
   private queuedWrite: Promise<void> | null = null;
+  /** A pipelined run's gathering window, until its queued checkpoints are written. */
+  private batchTimer: NodeJS.Timeout | null = null;
   readonly recorded?: (key: string) => Promise<RecordedCall | undefined>;
 
   constructor(
@@ -186,18 +191,18 @@ export class InstanceJournal implements RunJournal {
       },
     });
     this.queued.push({ key: place.key, call, promptHash: detail.promptHash });
-    this.queuedWrite ??= this.write(() => {
-      this.queuedWrite = null;
-      return this.flush(this.queued.splice(0));
-    });
-    if (!this.pipelined || this.queued.length >= MAX_QUEUED_CHECKPOINTS) return this.queuedWrite;
-    // A failed write has already stopped the run (onLost); settle() reports it.
-    this.queuedWrite.catch(() => {});
+    if (!this.pipelined || this.queued.length >= MAX_QUEUED_CHECKPOINTS) return this.writeQueued();
+    this.batchTimer ??= setTimeout(() => {
+      this.batchTimer = null;
+      // A failed write has already stopped the run (onLost); settle() reports it.
+      this.writeQueued().catch(() => {});
+    }, CHECKPOINT_BATCH_MS);
     return Promise.resolve();
   }
 
-  /** Waits for every write under way; throws when one found the run no longer ours. */
+  /** Writes what is queued and waits for every write under way; throws when one found the run no longer ours. */
   async settle(): Promise<void> {
+    if (this.queued.length > 0) this.writeQueued().catch(() => {});
     await this.chain;
     if (this.lost) throw leaseLost();
   }
@@ -206,7 +211,10 @@ export class InstanceJournal implements RunJournal {
   async finish(outcome: Finish, trace: StepTrace[]): Promise<Date | null> {
     const { progress } = outcome;
     const error = outcome.status === 'completed' ? null : outcome.error;
-    this.pending.push({
+    // Checkpoints still gathering go first (a run that failed was not settled); the final event
+    // goes only with the outcome, never with a checkpoint written before it.
+    if (this.queued.length > 0) this.writeQueued().catch(() => {});
+    const final: EventRow = {
       seq: ++this.seq,
       type: `instance.${outcome.status}`,
       data: {
@@ -216,11 +224,11 @@ export class InstanceJournal implements RunJournal {
         ...(progress.reused ? { reused_calls: progress.reused.calls, reused_spend_usd: nanosToUsd(progress.reused.savedNanos) } : {}),
         ...(error ? { error: { status: error.statusCode, type: error.type, code: error.code, message: error.message } } : {}),
       },
-    });
+    };
     try {
       let finishedAt: Date | null = null;
       await this.write(async () => {
-        const events = this.takeEvents();
+        const events = [...this.takeEvents(), final];
         const [row] = await this.database.query<{ finished_at: Date | string }>(FINISH_SQL, [
           this.run.id,
           this.run.fence,
@@ -245,11 +253,12 @@ export class InstanceJournal implements RunJournal {
 
   /** Hands the run back as pending (shutdown); false when it was no longer ours. */
   async release(): Promise<boolean> {
-    this.pending.push({ seq: ++this.seq, type: 'instance.released', data: {} });
+    if (this.queued.length > 0) this.writeQueued().catch(() => {});
+    const released: EventRow = { seq: ++this.seq, type: 'instance.released', data: {} };
     this.lost = false;
     try {
       await this.write(async () => {
-        const [row] = await this.database.query<{ held: number }>(RELEASE_SQL, [this.run.id, this.run.fence, json(this.takeEvents())], 'ladder_journal_release');
+        const [row] = await this.database.query<{ held: number }>(RELEASE_SQL, [this.run.id, this.run.fence, json([...this.takeEvents(), released])], 'ladder_journal_release');
         if (!row || row.held === 0) throw leaseLost();
       });
       return true;
@@ -260,10 +269,25 @@ export class InstanceJournal implements RunJournal {
     }
   }
 
-  /** Stops the delayed flush; whatever is queued is dropped (the run is over here). */
+  /**
+   * Stops the delayed flush; queued events are dropped (the run is over here), gathered
+   * checkpoints still go out (fenced), as they would have without the gathering window.
+   */
   close(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.queued.length > 0) this.writeQueued().catch(() => {});
+  }
+
+  /** The write that takes every checkpoint queued when it starts (one already waiting to start takes new ones too). */
+  private writeQueued(): Promise<void> {
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer = null;
+    this.queuedWrite ??= this.write(() => {
+      this.queuedWrite = null;
+      return this.flush(this.queued.splice(0));
+    });
+    return this.queuedWrite;
   }
 
   private takeEvents(): EventRow[] {

@@ -1,11 +1,13 @@
 // The journal's writes: checkpoints of calls finishing together go out in one statement (group
 // commit), a background run's call waits for its own checkpoint, a synchronous run's checkpoints
-// are pipelined and settled before its outcome, and a stale fence still writes nothing.
+// are pipelined, gathered into one write and settled before its outcome, and a stale fence still
+// writes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.js';
+import { ApiError } from '../../src/errors.js';
 import { InstanceJournal } from '../../src/worker/journal.js';
 import { openTestDatabase } from '../helpers/database.js';
-import { callKeys, events, insertPending, instance } from '../helpers/instances.js';
+import { callKeys, events, insertPending, instance, waitFor } from '../helpers/instances.js';
 
 let database: Database;
 let accountId: string;
@@ -20,17 +22,25 @@ afterAll(async () => {
 /** The database, counting the statements the journal sends. */
 function counting() {
   const statements: string[] = [];
+  /** The event types each statement wrote, in the order sent. */
+  const eventTypes: string[][] = [];
+  const eventsOf = (params?: unknown[]) => {
+    const list = params?.findLast((p) => typeof p === 'string' && p.startsWith('[{"seq"'));
+    eventTypes.push(typeof list === 'string' ? (JSON.parse(list) as { type: string }[]).map((e) => e.type) : []);
+  };
   const db: Pick<Database, 'query' | 'queryRelaxed'> = {
     query: (text, params, name) => {
       statements.push(name ?? 'query');
+      eventsOf(params);
       return database.query(text, params, name);
     },
     queryRelaxed: (name, text, params) => {
       statements.push(name);
+      eventsOf(params);
       return database.queryRelaxed(name, text, params);
     },
   };
-  return { db, statements };
+  return { db, statements, eventTypes };
 }
 
 const held = async (fence = 1) =>
@@ -84,6 +94,46 @@ describe('the run journal', () => {
     expect(await journal.finish({ status: 'completed', answer: 'done', progress: progress(3) }, [])).toBeInstanceOf(Date);
     journal.close();
     expect((await events(database, id)).map((e) => e.type)).toEqual(['node.completed', 'node.completed', 'node.completed', 'instance.completed']);
+  });
+
+  it('pipelined: the checkpoints of calls finishing one after another are gathered into one write', async () => {
+    const id = await held();
+    const { db, statements } = counting();
+    const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
+    for (const n of [1, 2, 3]) {
+      await journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await journal.settle();
+    journal.close();
+    expect(statements).toEqual(['ladder_journal_flush']);
+    expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3']);
+    expect(await instance(database, id)).toMatchObject({ model_calls: 3, status: 'running' });
+  });
+
+  it('pipelined: gathered checkpoints and their events are written without waiting for settle()', async () => {
+    const id = await held();
+    const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
+    await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
+    await waitFor(async () => (await callKeys(database, id)).length > 0, 15_000, 'the checkpoint');
+    expect(await callKeys(database, id)).toEqual(['1.fan.1']);
+    expect((await events(database, id)).map((e) => e.type)).toEqual(['node.completed']);
+    journal.close();
+  });
+
+  it('pipelined, failed without settle(): the gathered checkpoints are written first, the final event only with the outcome', async () => {
+    const id = await held();
+    const { db, statements, eventTypes } = counting();
+    const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
+    for (const n of [1, 2]) await journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) });
+    const error = new ApiError(502, 'api_error', 'upstream_error', 'The vendor failed.');
+    expect(await journal.finish({ status: 'failed', error, progress: progress(2) }, [])).toBeInstanceOf(Date);
+    journal.close();
+    expect(statements).toEqual(['ladder_journal_flush', 'ladder_journal_finish']);
+    expect(eventTypes).toEqual([['node.completed', 'node.completed'], ['instance.failed']]);
+    expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2']);
+    expect((await events(database, id)).map((e) => [e.seq, e.type])).toEqual([[1, 'node.completed'], [2, 'node.completed'], [3, 'instance.failed']]);
+    expect(await instance(database, id)).toMatchObject({ status: 'failed', model_calls: 2 });
   });
 
   it('pipelined with a stale fence: the call goes on, but settle() reports the run lost and nothing is written', async () => {
