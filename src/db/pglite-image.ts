@@ -6,7 +6,7 @@
 // runs initdb and the migrations as before. Drizzle's own migration table is
 // in the image as drizzle wrote it, and the migrations are checked at every start all the same.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,9 +69,52 @@ export function readImage(folder: string, stamp: ImageStamp): { tar: Uint8Array 
   if (manifest.migrations !== stamp.migrations) return { skipped: 'made for other migrations' };
   if (sha256(tarball) !== manifest.sha256) return { skipped: 'its checksum does not match' };
   try {
-    // Decompressed here: PGlite's own gzip path (a web DecompressionStream) costs 0.2 s more.
     return { tar: gunzipSync(tarball) };
   } catch (error) {
     return { skipped: `not a gzip file (${error instanceof Error ? error.message : String(error)})` };
+  }
+}
+
+/**
+ * Writes the image's files into the empty folder `dir`, owner-only. Extracted beside it and
+ * renamed into place, so that a failure leaves `dir` empty, never half a database. Done here
+ * rather than by PGlite's `loadDataDir` (a tar reader in JavaScript writing through the
+ * WebAssembly file system): 0.1-0.4 s of CPU against 0.5-0.8 s.
+ */
+export function extractImage(tar: Uint8Array, dir: string): void {
+  const staging = `${dir}.image-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { mode: 0o700 });
+  try {
+    for (const entry of tarEntries(tar)) {
+      const target = path.join(staging, entry.name);
+      if (!target.startsWith(staging + path.sep)) throw new Error(`image entry outside the data directory: ${entry.name}`);
+      if (entry.data === null) mkdirSync(target, { recursive: true, mode: 0o700 });
+      else writeFileSync(target, entry.data, { mode: 0o600 });
+    }
+    rmdirSync(dir);
+    renameSync(staging, dir);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The entries of a ustar archive as `dumpDataDir` writes them: folders (data null) and files. */
+function* tarEntries(tar: Uint8Array): Generator<{ name: string; data: Uint8Array | null }> {
+  const text = (from: number, to: number) => {
+    const field = tar.subarray(from, to);
+    const end = field.indexOf(0);
+    return Buffer.from(end < 0 ? field : field.subarray(0, end)).toString('utf8');
+  };
+  for (let at = 0; at + 512 <= tar.length && tar[at] !== 0; ) {
+    const name = text(at + 345, at + 500) + text(at, at + 100);
+    const size = parseInt(text(at + 124, at + 136).trim() || '0', 8);
+    const type = String.fromCharCode(tar[at + 156]!);
+    if (!Number.isFinite(size) || at + 512 + size > tar.length) throw new Error(`truncated image entry: ${name}`);
+    if (type === '5') yield { name, data: null };
+    else if (type === '0' || type === '\0') yield { name, data: tar.subarray(at + 512, at + 512 + size) };
+    else throw new Error(`unexpected image entry type ${JSON.stringify(type)}: ${name}`);
+    at += 512 + Math.ceil(size / 512) * 512;
   }
 }

@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type ParserOptions, type Transaction } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
-import { currentStamp, readImage } from './pglite-image.js';
+import { currentStamp, extractImage, readImage } from './pglite-image.js';
 import { createPreparedQuery } from './pglite-prepared.js';
 import { serializeError, type Created, type OpenOptions, type QueryResult, type Reply, type Request } from './pglite-thread-protocol.js';
 
@@ -120,8 +120,8 @@ async function openDir(dir: string, options: OpenOptions): Promise<{ client: PGl
       ? readImage(options.imageFolder, currentStamp(options.migrationsFolder))
       : { skipped: 'none asked for' };
   if ('tar' in image) {
-    const client = new PGlite(dir, { loadDataDir: new Blob([image.tar], { type: 'application/x-tar' }) });
-    return { client: await ready(client), created: { from: 'image' } };
+    extractImage(image.tar, dir);
+    return { client: await ready(new PGlite(dir)), created: { from: 'image' } };
   }
   return { client: await ready(new PGlite(dir)), created: { from: 'initdb', imageSkipped: image.skipped } };
 }

@@ -1,13 +1,13 @@
 // A new DATA_DIR's embedded database comes from the build's image (src/db/pglite-image.ts) only
 // when the image was made from this PGlite version and these migrations and is intact; else
 // initdb and the migrations make it, as before.
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrationsFolder, openDatabase, type Database } from '../../src/db/client.js';
-import { currentStamp, imageFolder, readImage, type ImageManifest } from '../../src/db/pglite-image.js';
+import { currentStamp, extractImage, imageFolder, readImage, type ImageManifest } from '../../src/db/pglite-image.js';
 
 const scratch: string[] = [];
 const databases: Database[] = [];
@@ -82,4 +82,15 @@ describe.skipIf(process.env.TEST_DATABASE_URL)('the embedded database image', ()
     expect(database.created).toEqual({ from: 'initdb', imageSkipped: expect.stringMatching(/^made with PGlite 0\.0\.1/) as unknown });
     expect(await applied(database)).toEqual(expected());
   }, 120_000);
+
+  it('that breaks off while being written out leaves the data directory empty', () => {
+    const image = readImage(imageFolder(), currentStamp(migrationsFolder()));
+    if (!('tar' in image)) throw new Error(image.skipped);
+    const dir = path.join(tempDir('ladder-extract-'), 'pgdata');
+    mkdirSync(dir);
+    // Cut inside the WAL segment (16 MiB, the fourth entry): the folders before it are written, then it fails.
+    expect(() => extractImage(image.tar.subarray(0, 4 * 1024 * 1024), dir)).toThrow(/^truncated image entry: /);
+    expect(readdirSync(dir)).toEqual([]);
+    expect(existsSync(`${dir}.image-${process.pid}`)).toBe(false);
+  });
 });
