@@ -12,7 +12,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json ./
 COPY src ./src
+COPY scripts/pglite-image.ts ./scripts/
 RUN npx tsc -p tsconfig.json && chmod 755 dist/src/cli/admin.js
+# A new DATA_DIR's embedded database, initialised and migrated here once (src/db/pglite-image.ts).
+COPY migrations ./migrations
+RUN node dist/scripts/pglite-image.js
 # The web UI (served at /ui/): compiled to dist/web with the yaml parser's browser build.
 COPY ui ./ui
 COPY scripts/build-ui.mjs ./scripts/
@@ -29,6 +33,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/web ./dist/web
+COPY --from=build /app/dist/pglite-image ./dist/pglite-image
 COPY migrations ./migrations
 # /data holds the database (and, by default, the generated certificate and encryption key);
 # /secrets is where ENCRYPTION_KEY_FILE can keep the key apart from the data it protects.

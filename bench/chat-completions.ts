@@ -16,14 +16,15 @@
 // ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set), and the V8 heap
 // the service allocates per proxied request, with its heaviest allocators (bench/alloc-probe.ts;
 // BENCH_HEAP_PROFILE=<file> keeps the sampled profile). BENCH_SMOKE=1 makes every run short (CI);
-// BENCH_ONLY=mixed skips the chat runs (start-up and mixed load only). The last line is the
-// JSON report (bench/report.ts).
+// BENCH_ONLY=mixed skips the chat runs (start-up and mixed load only); BENCH_ONLY=start times
+// start-up alone, BENCH_ROUNDS times (default 5): wall clock and the service's CPU time to healthy,
+// with the load average. The last line is the JSON report (bench/report.ts).
 // Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -135,6 +136,37 @@ async function stopService(service: Service): Promise<void> {
   children.splice(children.indexOf(service.child), 1);
 }
 
+/**
+ * Start-up alone, round after round on a new DATA_DIR then on the same one again: the medians of
+ * wall clock (spawn to a healthy /healthz) and of the service's CPU time by then, which a busy
+ * machine inflates far less.
+ */
+async function startUpRounds(upstream: string, adminToken: string, tls: Agent): Promise<Figure[]> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? (SMOKE ? 1 : 5));
+  const runs: Record<'fresh' | 'existing', { ms: number; cpuMs: number }[]> = { fresh: [], existing: [] };
+  for (let round = 0; round < rounds; round++) {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'ladder-bench-start-'));
+    try {
+      for (const kind of ['fresh', 'existing'] as const) {
+        const service = await startService(upstream, dataDir, adminToken, tls);
+        const cpuMs = (cpuTimeUs(service.pid) ?? NaN) / 1000;
+        await stopService(service);
+        runs[kind].push({ ms: service.startMs, cpuMs });
+        process.stdout.write(`start ${kind.padEnd(8)} ${service.startMs.toFixed(0).padStart(5)} ms, CPU ${cpuMs.toFixed(0).padStart(5)} ms (load average ${loadavg()[0]!.toFixed(1)})\n`);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  return [
+    figure('start.fresh_data_dir', median(runs.fresh.map((r) => r.ms)), 'ms', { atMost: 2000 }),
+    figure('start.existing_data_dir', median(runs.existing.map((r) => r.ms)), 'ms', { atMost: 1000 }),
+    figure('start.fresh_data_dir.cpu', median(runs.fresh.map((r) => r.cpuMs)), 'ms'),
+    figure('start.existing_data_dir.cpu', median(runs.existing.map((r) => r.cpuMs)), 'ms'),
+  ];
+}
+
 /** An account with the upstream as its openai connection; returns its key's authorization header. */
 async function setUpAccount(dispatcher: Agent, service: string, admin: Record<string, string>): Promise<{ username: string; auth: Record<string, string> }> {
   const username = `bench-${randomBytes(3).toString('hex')}`;
@@ -192,6 +224,10 @@ async function main(): Promise<void> {
   const figures: Figure[] = [];
   try {
     const upstream = await startUpstream();
+    if (process.env.BENCH_ONLY === 'start') {
+      printReport('chat', await startUpRounds(upstream, adminToken, tls));
+      return;
+    }
     process.stdout.write(`upstream  ${upstream}\nstarting the service (embedded database in ${dataDir}) ...\n`);
     // Start-up, on a fresh DATA_DIR (initdb, migrations, certificate) and again on the same one.
     const fresh = await startService(upstream, dataDir, adminToken, tls);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Compiles src/, test/, bench/ and scripts/ into dist/ with `tsc -b`, which rebuilds only
-// when an input is newer than its last build, then the web UI (ui/, into dist/web), then
+// when an input is newer than its last build, then the web UI (ui/, into dist/web), then the
+// embedded database's image for a new DATA_DIR (dist/pglite-image, while its migrations last), then
 // makes the ladder-admin bin executable (tsc writes mode 644). `--if-stale` first compares modification times itself, which answers
 // in milliseconds where starting tsc takes a second: `npm start` and `npm run admin` use it.
 // `--prepare` (after `npm ci`) is the same, and does nothing where TypeScript is not installed.
@@ -14,7 +15,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const buildInfo = path.join(root, 'dist', 'tsconfig.tsbuildinfo');
 const bin = path.join(root, 'dist', 'src', 'cli', 'admin.js');
 const webIndex = path.join(root, 'dist', 'web', 'index.html');
-const inputs = ['src', 'test', 'bench', 'scripts', 'ui', 'drizzle.config.ts', 'vitest.config.ts', 'tsconfig.json'];
+const imageManifest = path.join(root, 'dist', 'pglite-image', 'image.json');
+const inputs = ['src', 'test', 'bench', 'scripts', 'ui', 'migrations', 'drizzle.config.ts', 'vitest.config.ts', 'tsconfig.json'];
 
 /** Newest modification time among the inputs; folders count too, so a deleted file is noticed. */
 function newestInput() {
@@ -30,7 +32,7 @@ function newestInput() {
 }
 
 function upToDate() {
-  return existsSync(buildInfo) && existsSync(bin) && existsSync(webIndex) && statSync(buildInfo).mtimeMs >= newestInput();
+  return existsSync(buildInfo) && existsSync(bin) && existsSync(webIndex) && existsSync(imageManifest) && statSync(buildInfo).mtimeMs >= newestInput();
 }
 
 if (!((process.argv.includes('--if-stale') || process.argv.includes('--prepare')) && upToDate())) {
@@ -47,6 +49,8 @@ if (!((process.argv.includes('--if-stale') || process.argv.includes('--prepare')
     [tsc, '-b', path.join(root, 'tsconfig.json')],
     [tsc, '-p', path.join(root, 'ui', 'tsconfig.json')],
     [path.join(root, 'scripts', 'build-ui.mjs')],
+    // A new DATA_DIR's database, initialised and migrated (src/db/pglite-image.ts); kept while current.
+    [path.join(root, 'dist', 'scripts', 'pglite-image.js')],
   ];
   for (const args of steps) {
     const result = spawnSync(process.execPath, args, { stdio: 'inherit' });

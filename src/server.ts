@@ -1,19 +1,15 @@
 // The process: configuration, TLS, listening, and graceful shutdown. `npm start` runs this.
 import { pathToFileURL } from 'node:url';
 import type http from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import type { FastifyInstance, FastifyServerFactory } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
-import app from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { loadTlsMaterial } from './crypto/data-dir-secrets.js';
-import type { Database } from './db/client.js';
+import { loadTlsMaterial, type TlsMaterial } from './crypto/data-dir-secrets.js';
+import { openDatabase, type Database } from './db/client.js';
 import { loadEnvFile } from './env-file.js';
 import { listenMetrics } from './metrics/listener.js';
-import { fastifyOptions, requestReceiptOptions } from './server-options.js';
-import { answerOnlyInEnvelope } from './transport/envelope-only.js';
 import { startupReport } from './startup-report.js';
 import type { HandshakeGuard } from './transport/handshake-guard.js';
-import { createHttpsOnlyServer, httpsRequired } from './transport/https-only.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -31,12 +27,35 @@ export interface StartOptions {
   logStream?: DestinationStream;
   /** An already open database (tests); the caller closes it. Default: opened from the config. */
   database?: Database;
+  /** The config's database and TLS material, already being loaded (`startEarly`); the server closes the database. */
+  started?: StartedEarly;
   /** Time source of quota windows (tests). Default Date.now. */
   clock?: () => number;
 }
 
+export interface StartedEarly {
+  database: Promise<Database>;
+  tls: Promise<TlsMaterial | null>;
+}
+
+/**
+ * Starts opening the database (the embedded one's lock is taken at once, its thread compiles,
+ * opens and migrates it) and reading or making the certificate, before the HTTP stack loads.
+ * A failure is reported where `startServer` awaits it.
+ */
+export function startEarly(config: Config): StartedEarly {
+  const started = {
+    database: openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }),
+    tls: config.trustProxy ? Promise.resolve(null) : loadTlsMaterial(config),
+  };
+  started.database.catch(() => {});
+  started.tls.catch(() => {});
+  return started;
+}
+
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const tls = config.trustProxy ? null : await loadTlsMaterial(config);
+  const { Fastify, app, fastifyOptions, requestReceiptOptions, answerOnlyInEnvelope, createHttpsOnlyServer, httpsRequired } = await import('./server-stack.js');
+  const tls = await (options.started?.tls ?? (config.trustProxy ? null : loadTlsMaterial(config)));
   let handshakes: HandshakeGuard | null = null;
   // Fastify types its server as http.Server; an https.Server serves the same requests.
   const serverFactory: FastifyServerFactory | undefined = tls
@@ -58,7 +77,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       if (request.protocol !== 'https' && !PROBE_PATHS.has(request.url.split('?')[0]!)) throw httpsRequired();
     });
   }
-  await fastify.register(app, { config, ...(options.database ? { database: options.database } : {}), clock: options.clock });
+  const database = options.database ? { database: options.database } : options.started ? { opening: options.started.database } : {};
+  await fastify.register(app, { config, ...database, clock: options.clock });
   await fastify.listen({
     port: config.port,
     host: config.host,
@@ -125,7 +145,14 @@ async function serveUntilSignalled(config: Config, logs: ReturnType<typeof pino.
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  server = await startServer(config, { logStream: logs });
+  const started = startEarly(config);
+  try {
+    server = await startServer(config, { logStream: logs, started });
+  } catch (error) {
+    // Closed cleanly, and its data directory unlocked, before the process exits.
+    await started.database.then((database) => database.close()).catch(() => {});
+    throw error;
+  }
   if (signalled) shutdown(server, signalled);
 }
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server.js';
 import { adminHeaders, ADMIN_TOKEN, testConfig } from './helpers/build.js';
+import { getJson, spawnServer } from './helpers/spawned-server.js';
 
 function httpsRequest(url: string, options: https.RequestOptions & { body?: string }): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
@@ -192,5 +193,28 @@ describe('the process', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
     expect(output).toContain('"msg":"shutting down"');
+  }, 90_000);
+
+  // The database starts opening before the HTTP stack loads (src/server.ts, startEarly): the
+  // data directory's lock is still taken first, and a refused start says why and exits.
+  it.skipIf(process.env.TEST_DATABASE_URL)('refuses to start on a DATA_DIR another live process holds, which keeps serving', async () => {
+    const first = await spawnServer({ LOG_LEVEL: 'info' });
+    try {
+      await first.url();
+      const second = spawn(process.execPath, [path.resolve('dist/src/server.js')], {
+        env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: first.dataDir, LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      second.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const code = await new Promise<number | null>((resolve) => second.on('exit', resolve));
+      expect(code).toBe(1);
+      expect(stderr).toBe(
+        `Failed to start: The embedded database in ${path.resolve(first.dataDir)} is in use by process ${first.child.pid}. Stop that process, or use the running server's admin API instead.\n`,
+      );
+      expect((await getJson(first, '/healthz', {})).status).toBe(200);
+    } finally {
+      await first.stop();
+    }
   }, 90_000);
 });

@@ -13,7 +13,9 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import * as schema from './schema.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
+import { imageFolder } from './pglite-image.js';
 import { openRemotePglite, type RemotePglite } from './pglite-remote.js';
+import type { Created } from './pglite-thread-protocol.js';
 import { listenPostgres, type NotificationHandler } from './notifications.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -41,6 +43,8 @@ export interface Database {
    * database (only this process, for the embedded one). Resolves with an unsubscribe function.
    */
   listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
+  /** The embedded database: how this start made it, if it was new (for the start-up log). */
+  created: Created;
   close(): Promise<void>;
 }
 
@@ -53,15 +57,17 @@ export interface DatabaseOptions {
   migrate?: boolean;
   /** Start an in-memory embedded database from a `dumpDataDir()` snapshot: much faster than a fresh one. */
   pgliteSnapshot?: Blob;
+  /** Where a new embedded `dataDir` may be made from (src/db/pglite-image.ts); default the build's, null: initdb. */
+  pgliteImage?: string | null;
 }
 
 // Any process may run migrations at start; this lock makes concurrent starts take turns.
 const MIGRATION_LOCK_ID = 7_261_730_412;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const database = options.url
-    ? await openPostgres(options.url)
-    : await openPglite(options.dataDir, options.pgliteSnapshot);
+  // The embedded database's thread applies them itself, before it serves any statement.
+  if (!options.url) return openPglite(options);
+  const database = await openPostgres(options.url);
   if (options.migrate !== false) {
     try {
       await database.migrate();
@@ -89,6 +95,7 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
       (await relaxed.query({ name, text, ...(params ? { values: params } : {}) })).rows as Row[],
     ping: async () => void (await pool.query('select 1')),
     listen: (channel, handler) => listenPostgres(url, channel, handler),
+    created: null,
     close: async () => {
       await Promise.all([pool.end(), relaxed.end()]);
     },
@@ -105,7 +112,7 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
   };
 }
 
-async function openPglite(dataDir: string | null, snapshot?: Blob): Promise<Database & { migrate(): Promise<void> }> {
+async function openPglite({ dataDir, pgliteSnapshot, migrate, pgliteImage }: DatabaseOptions): Promise<Database> {
   let unlock = () => {};
   let dir: string | null = null;
   if (dataDir) {
@@ -115,7 +122,12 @@ async function openPglite(dataDir: string | null, snapshot?: Blob): Promise<Data
   }
   let client: RemotePglite;
   try {
-    client = await openRemotePglite({ dir, snapshot: snapshot ?? null });
+    client = await openRemotePglite({
+      dir,
+      snapshot: pgliteSnapshot ?? null,
+      migrationsFolder: migrate === false ? null : migrationsFolder(),
+      imageFolder: pgliteImage === undefined ? imageFolder() : pgliteImage,
+    });
   } catch (error) {
     unlock();
     throw error;
@@ -131,11 +143,13 @@ async function openPglite(dataDir: string | null, snapshot?: Blob): Promise<Data
     queryRelaxed: (name, text, params) => client.prepared(name, text, params),
     ping: async () => void (await client.query('select 1')),
     listen: (channel, handler) => client.listen(channel, handler),
+    created: client.created,
     close: async () => {
       await client.close();
       unlock();
+      // Once: a second close must not remove a lock another process has taken since.
+      unlock = () => {};
     },
-    migrate: () => client.migrate(migrationsFolder()),
   };
 }
 

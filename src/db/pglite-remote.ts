@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { QueryOptions, Results } from '@electric-sql/pglite';
 import {
   deserializeError,
+  type Created,
   type OpenOptions,
   type QueryResult,
   type Reply,
@@ -25,7 +26,8 @@ export interface RemotePglite extends RemoteSession {
   transaction<T>(callback: (tx: RemoteSession) => Promise<T>): Promise<T>;
   prepared<Row>(name: string, text: string, params?: unknown[]): Promise<Row[]>;
   listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
-  migrate(folder: string): Promise<void>;
+  /** How this start made the database, if it was new. */
+  created: Created;
   close(): Promise<void>;
 }
 
@@ -50,7 +52,7 @@ export async function openRemotePglite(options: OpenOptions): Promise<RemotePgli
   worker.on('error', (error) => fail(closedError(`: its thread failed (${error.message})`)));
   worker.on('exit', () => fail(closedError('')));
 
-  const ready = new Promise<void>((resolve, reject) => {
+  const ready = new Promise<Created>((resolve, reject) => {
     worker.once('error', reject);
     worker.once('exit', (code) => reject(closedError(`: its thread exited with code ${code} while opening`)));
     worker.on('message', (reply: Reply) => {
@@ -65,14 +67,15 @@ export async function openRemotePglite(options: OpenOptions): Promise<RemotePgli
         for (const handler of listeners.get(reply.notify) ?? []) handler(reply.payload);
       } else if (reply.ready) {
         worker.off('error', reject);
-        resolve();
+        resolve(reply.created);
       } else {
         reject(deserializeError(reply.error));
       }
     });
   });
+  let created: Created;
   try {
-    await ready;
+    created = await ready;
   } catch (error) {
     await worker.terminate();
     throw error;
@@ -123,7 +126,7 @@ export async function openRemotePglite(options: OpenOptions): Promise<RemotePgli
         if (!closed) await call({ op: 'unlisten', channel });
       };
     },
-    migrate: (folder) => call({ op: 'migrate', folder }),
+    created,
     async close() {
       if (closed) return;
       await call({ op: 'close' });
@@ -146,7 +149,7 @@ function threadEntry(): URL {
   const root = path.resolve(sources, '../..');
   const built = path.join(root, 'dist/src/db/pglite-thread.js');
   const buildInfo = path.join(root, 'dist/tsconfig.tsbuildinfo');
-  const newestSource = Math.max(...['pglite-thread', 'pglite-thread-protocol', 'pglite-prepared'].map((file) => statSync(path.join(sources, `${file}.ts`)).mtimeMs));
+  const newestSource = Math.max(...['pglite-thread', 'pglite-thread-protocol', 'pglite-prepared', 'pglite-image'].map((file) => statSync(path.join(sources, `${file}.ts`)).mtimeMs));
   if (!existsSync(built) || !existsSync(buildInfo) || statSync(buildInfo).mtimeMs < newestSource) {
     throw new Error('dist/src/db/pglite-thread.js is missing or older than its sources in src/db/: run `npm run build` first');
   }

@@ -8,7 +8,14 @@ export interface OpenOptions {
   dir: string | null;
   /** A `dumpDataDir()` snapshot to start an in-memory database from. */
   snapshot: Blob | null;
+  /** Migrations to apply before any statement is served; null leaves the schema as it is. */
+  migrationsFolder: string | null;
+  /** Where a new `dir` may be created from a prebuilt image (src/db/pglite-image.ts); null: initdb. */
+  imageFolder: string | null;
 }
+
+/** How this start made a new embedded database; null when its files were there already. */
+export type Created = { from: 'image' } | { from: 'initdb'; imageSkipped: string } | null;
 
 export type Request =
   | { op: 'query'; text: string; params: unknown[]; rowMode: 'object' | 'array'; rawTypes: number[]; tx: number | null }
@@ -17,7 +24,6 @@ export type Request =
   | { op: 'end'; tx: number; commit: boolean }
   | { op: 'listen'; channel: string }
   | { op: 'unlisten'; channel: string }
-  | { op: 'migrate'; folder: string }
   | { op: 'close' };
 
 export interface QueryResult {
@@ -31,7 +37,7 @@ export type Reply =
   | { id: number; value: unknown }
   | { id: number; error: SerializedError }
   | { notify: string; payload: string }
-  | { ready: true }
+  | { ready: true; created: Created }
   | { ready: false; error: SerializedError };
 
 export interface SerializedError {

@@ -4,12 +4,14 @@
 // main thread's side. Requests are served in the order they arrive, each through PGlite's own
 // locks: a statement of a transaction goes to that transaction's session, any other waits
 // until the transaction ends, exactly as PGlite's `transaction()` orders callers in-process.
+import { readdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type ParserOptions, type Transaction } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
+import { currentStamp, extractImage, readImage } from './pglite-image.js';
 import { createPreparedQuery } from './pglite-prepared.js';
-import { serializeError, type OpenOptions, type QueryResult, type Reply, type Request } from './pglite-thread-protocol.js';
+import { serializeError, type Created, type OpenOptions, type QueryResult, type Reply, type Request } from './pglite-thread-protocol.js';
 
 const port = parentPort!;
 const post = (reply: Reply) => port.postMessage(reply);
@@ -90,9 +92,6 @@ function serve(client: PGlite): void {
         await unlisten.get(request.channel)?.();
         unlisten.delete(request.channel);
         return null;
-      case 'migrate':
-        await migrate(drizzle(client), { migrationsFolder: request.folder });
-        return null;
       case 'close':
         await client.close();
         return null;
@@ -107,16 +106,45 @@ function serve(client: PGlite): void {
   });
 }
 
-async function open({ dir, snapshot }: OpenOptions): Promise<void> {
-  const client = dir ? new PGlite(dir) : new PGlite(snapshot ? { loadDataDir: snapshot } : {});
+const ready = async (client: PGlite) => {
+  await client.waitReady;
+  return client;
+};
+
+/** PGlite on `dir`: as it is, or new, made from the build's image when it matches, else by initdb. */
+async function openDir(dir: string, options: OpenOptions): Promise<{ client: PGlite; created: Created }> {
+  if (readdirSync(dir).length > 0) return { client: await ready(new PGlite(dir)), created: null };
+  const image = !options.migrationsFolder
+    ? { skipped: 'no migrations asked for' }
+    : options.imageFolder
+      ? readImage(options.imageFolder, currentStamp(options.migrationsFolder))
+      : { skipped: 'none asked for' };
+  if ('tar' in image) {
+    extractImage(image.tar, dir);
+    return { client: await ready(new PGlite(dir)), created: { from: 'image' } };
+  }
+  return { client: await ready(new PGlite(dir)), created: { from: 'initdb', imageSkipped: image.skipped } };
+}
+
+// Migrations run here, before the first request is read: no statement meets an old schema, and
+// no round trip waits for the main thread, which is still loading the HTTP stack at start-up.
+async function open(options: OpenOptions): Promise<void> {
+  let opened: { client: PGlite; created: Created };
   try {
-    await client.waitReady;
+    opened = options.dir ? await openDir(options.dir, options) : { client: await ready(new PGlite(options.snapshot ? { loadDataDir: options.snapshot } : {})), created: null };
   } catch (error) {
     post({ ready: false, error: serializeError(error) });
     return;
   }
-  serve(client);
-  post({ ready: true });
+  try {
+    if (options.migrationsFolder) await migrate(drizzle(opened.client), { migrationsFolder: options.migrationsFolder });
+  } catch (error) {
+    await opened.client.close().catch(() => {});
+    post({ ready: false, error: serializeError(error) });
+    return;
+  }
+  serve(opened.client);
+  post({ ready: true, created: opened.created });
 }
 
 void open(workerData as OpenOptions);

@@ -20,18 +20,22 @@ export interface InfrastructureOptions {
   config: Config;
   /** An already open database (tests); otherwise one is opened from the config and closed with the app. */
   database?: Database;
+  /** The database from the config, already being opened (src/server.ts starts it first); closed with the app. */
+  opening?: Promise<Database>;
   secretBox?: SecretBox;
 }
 
 async function infrastructure(app: FastifyInstance, options: InfrastructureOptions) {
   const { config } = options;
   if (!options.database) {
-    // The embedded database's first start creates its files, which takes several seconds.
+    // A new embedded database is made from the build's image (about a second) or by initdb (several).
     if (config.databaseUrl) app.log.info('connecting to PostgreSQL (DATABASE_URL)');
     else app.log.info({ data_dir: config.dataDir }, 'opening the embedded database');
   }
-  const database = options.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }));
+  const database = options.database ?? (await (options.opening ?? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })));
   if (!options.database) app.addHook('onClose', () => database.close());
+  if (database.created?.from === 'image') app.log.info('created the embedded database from the prebuilt image');
+  else if (database.created) app.log.info({ image_skipped: database.created.imageSkipped }, 'created the embedded database (initdb)');
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('db', database.db);
