@@ -16,8 +16,10 @@
 // ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set), and the V8 heap
 // the service allocates per proxied request, with its heaviest allocators (bench/alloc-probe.ts;
 // BENCH_HEAP_PROFILE=<file> keeps the sampled profile). BENCH_SMOKE=1 makes every run short (CI);
-// BENCH_ONLY=mixed skips the chat runs (start-up and mixed load only). The last line is the
-// JSON report (bench/report.ts).
+// BENCH_ONLY=mixed skips the chat runs (start-up and mixed load only); BENCH_ONLY=alloc runs the
+// service alone at 32 connections (its CPU per request) and the allocation probe, nothing else.
+// BENCH_SERVICE_DIST=<another checkout's dist> runs that build's service instead, to compare two
+// builds with the same bench. The last line is the JSON report (bench/report.ts).
 // Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -39,7 +41,8 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? (SMOKE ? 1 : 5));
 const MIXED_CONNECTIONS = 8;
 const MIXED_LADDERS = 4;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const CONCURRENCY = process.env.BENCH_ONLY === 'mixed' ? [] : [1, 32];
+const ONLY = process.env.BENCH_ONLY;
+const CONCURRENCY = ONLY === 'mixed' ? [] : ONLY === 'alloc' ? [32] : [1, 32];
 
 interface Run {
   target: 'direct' | 'floor' | 'service' | 'limited';
@@ -216,12 +219,13 @@ async function main(): Promise<void> {
     if (put.statusCode !== 200) throw new Error(`setting limits failed: ${put.statusCode}`);
 
     const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 });
-    const targets = [
+    const allTargets = [
       { target: 'direct' as const, url: `${upstream}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' }, pid: undefined },
       { target: 'floor' as const, url: `${floor}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' }, pid: floorPid },
       { target: 'service' as const, url: `${service}/v1/chat/completions`, headers: auth, pid: servicePid },
       { target: 'limited' as const, url: `${service}/v1/chat/completions`, headers: { authorization: `Bearer ${limitedKey.key}` }, pid: servicePid },
     ];
+    const targets = ONLY === 'alloc' ? allTargets.filter((t) => t.target === 'service') : allTargets;
     const answer = await call(tls, `${service}/v1/chat/completions`, auth, JSON.parse(body));
     if (!String(answer.id).startsWith('ldr-chat-')) throw new Error(`unexpected answer: ${JSON.stringify(answer)}`);
 
@@ -245,9 +249,13 @@ async function main(): Promise<void> {
         );
       }
     }
-    if (runs.length > 0) process.stdout.write(`\n${table(runs)}\n`);
+    if (runs.length > 0 && ONLY !== 'alloc') process.stdout.write(`\n${table(runs)}\n`);
     for (const r of runs) {
-      const direct = runs.find((d) => d.target === 'direct' && d.connections === r.connections)!;
+      const direct = runs.find((d) => d.target === 'direct' && d.connections === r.connections);
+      if (!direct) {
+        if (r.cpuUs !== null) figures.push(figure(`chat.${r.target}.c${r.connections}.cpu_per_request`, r.cpuUs / 1000, 'ms', { atMost: 0.1 }));
+        continue;
+      }
       const name = `chat.${r.target}.c${r.connections}`;
       figures.push(figure(`${name}.rps`, r.rps, '1/s'), figure(`${name}.p50`, r.p50, 'ms'), figure(`${name}.p99`, r.p99, 'ms'));
       if (r.target === 'direct') continue;
@@ -272,12 +280,12 @@ async function main(): Promise<void> {
     }
 
     // Mixed load, on each database.
-    const mixed = [{ label: 'embedded', service, account }];
-    if (process.env.BENCH_DATABASE_URL) {
+    const mixed = ONLY === 'alloc' ? [] : [{ label: 'embedded', service, account }];
+    if (process.env.BENCH_DATABASE_URL && ONLY !== 'alloc') {
       const pg = await startService(upstream, pgDataDir, adminToken, tls, { DATABASE_URL: process.env.BENCH_DATABASE_URL });
       mixed.push({ label: 'postgres', service: pg.url, account: await setUpAccount(tls, pg.url, admin) });
     }
-    process.stdout.write(`\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back:\n`);
+    if (mixed.length > 0) process.stdout.write(`\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back:\n`);
     for (const m of mixed) {
       const { alone, loaded, ladders } = await mixedLoad(tls, m.service, m.account, body);
       const ratio = loaded.p99 / alone.p99;
