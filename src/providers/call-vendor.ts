@@ -1,7 +1,8 @@
-// One HTTP exchange with one vendor: send, bound by a total deadline, read, parse once, normalise.
+// One HTTP exchange with one vendor: send, bound by a total deadline, read (src/providers/collect-body.ts), parse once, normalise.
 import type { Dispatcher } from 'undici';
 import { ShapeError, type VendorAdapter, type VendorOutput } from './adapters/types.js';
 import { storableJson } from '../unicode.js';
+import { BodyCollector, ERROR_BODY_LIMIT, RESPONSE_TOO_LARGE, bodyText, parsedHeaders, rawHeader } from './collect-body.js';
 import { ENDPOINT_NOT_ALLOWED } from './ssrf.js';
 import type { ChatRequest } from './types.js';
 import { VendorError, first, parseRetryAfter, statusError, transportError } from './vendor-errors.js';
@@ -42,11 +43,12 @@ export interface VendorSuccess<T = VendorOutput> {
   requestId: string | null;
 }
 
-const ERROR_BODY_LIMIT = 64 * 1024;
 // What JSON text needs to carry a NUL or a lone surrogate: a \u escape, or a raw NUL or surrogate.
 // eslint-disable-next-line no-control-regex -- NUL is exactly what must be found
 const MAYBE_UNSTORABLE = /\\u|[\u0000\ud800-\udfff]/;
-const TIMED_OUT = Symbol('timed out');
+// Abort reasons, told apart by identity (made once: nothing reads their stacks).
+const TIMED_OUT = new Error('timed out');
+const CALLER_ABORTED = new Error('aborted by the caller');
 
 export function callVendor(call: VendorCall): Promise<VendorSuccess> {
   return postJson(call, call.adapter.path(call.target.basePath, call.vendorModel), (parsed) => call.adapter.fromVendor(parsed, call.request));
@@ -56,32 +58,28 @@ export function callVendor(call: VendorCall): Promise<VendorSuccess> {
 export async function postJson<T>(call: VendorExchange, path: string, parse: (body: unknown) => T): Promise<VendorSuccess<T>> {
   const { provider, target, timeoutMs } = call;
   if (call.signal?.aborted) throw transportError(provider, 'abort', 'request aborted by the caller');
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
-  const onCallerAbort = () => controller.abort();
+  const collector = new BodyCollector(target.dispatcher, {
+    origin: target.origin,
+    path,
+    method: 'POST',
+    headers: call.headers ? Object.assign(call.adapter.headers(call.apiKey), call.headers) : call.adapter.headers(call.apiKey),
+    body: call.body,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  }, call.maxResponseBytes);
+  // The attempt's total time, and the caller (the router's scope: its deadline, the client hanging up), abort the exchange directly.
+  const timer = setTimeout(() => collector.abort(TIMED_OUT), timeoutMs);
+  const onCallerAbort = () => collector.abort(CALLER_ABORTED);
   call.signal?.addEventListener('abort', onCallerAbort, { once: true });
   try {
-    const response = await target.dispatcher.request({
-      origin: target.origin,
-      path,
-      method: 'POST',
-      headers: call.headers ? { ...call.adapter.headers(call.apiKey), ...call.headers } : call.adapter.headers(call.apiKey),
-      body: call.body,
-      signal: controller.signal,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-    const requestId = first(response.headers[call.adapter.requestIdHeader]) ?? null;
-    const status = response.statusCode;
-    if (status < 200 || status >= 300) throw await failedStatus(call, response, requestId);
-    // A declared length over the cap fails before a byte is read; an undeclared one is counted.
-    const declared = Number(first(response.headers['content-length']) ?? Number.NaN);
-    if (declared > call.maxResponseBytes) {
-      // Destroying an unread body emits an abort error that nobody else would listen to.
-      response.body.on('error', () => {}).destroy();
-      throw tooLarge(provider, call.maxResponseBytes, status, requestId);
+    const answer = await collector.answer;
+    const { status } = answer;
+    const requestId = rawHeader(answer.rawHeaders, call.adapter.requestIdHeader) ?? null;
+    if (status < 200 || status >= 300) {
+      const text = status >= 300 && status < 400 ? '' : bodyText(answer);
+      throw vendorStatusError(call, status, parsedHeaders(answer.rawHeaders), text, requestId);
     }
-    const text = await readText(response.body, call.maxResponseBytes, false);
+    const text = bodyText(answer);
     const parsed = parseJson(text);
     if (parsed === undefined) throw transportError(provider, 'bad_response', 'response is not valid JSON', status, requestId);
     try {
@@ -95,11 +93,10 @@ export async function postJson<T>(call: VendorExchange, path: string, parse: (bo
     }
   } catch (error) {
     if (error instanceof VendorError) throw error;
-    if (controller.signal.aborted) {
-      if (controller.signal.reason === TIMED_OUT) {
-        throw transportError(provider, 'timeout', `no complete response within ${timeoutMs} ms`);
-      }
-      throw transportError(provider, 'abort', 'request aborted by the caller');
+    if (error === TIMED_OUT) throw transportError(provider, 'timeout', `no complete response within ${timeoutMs} ms`);
+    if (error === CALLER_ABORTED) throw transportError(provider, 'abort', 'request aborted by the caller');
+    if (errorCode(error) === RESPONSE_TOO_LARGE) {
+      throw tooLarge(provider, call.maxResponseBytes, collector.status, rawHeader(collector.rawHeaders, call.adapter.requestIdHeader) ?? null);
     }
     throw fromSocketError(provider, error, target.opaque, call.maxResponseBytes);
   } finally {
@@ -108,10 +105,14 @@ export async function postJson<T>(call: VendorExchange, path: string, parse: (bo
   }
 }
 
-/** A vendor's non-2xx answer, read (a bounded part of it) and normalised. */
+/** A vendor's non-2xx answer read through undici's `request` (streams), a bounded part of its body, normalised. */
 export async function failedStatus(call: VendorExchange, response: Dispatcher.ResponseData, requestId: string | null): Promise<VendorError> {
   const status = response.statusCode;
-  const text = status >= 300 && status < 400 ? (await response.body.dump(), '') : await readText(response.body, ERROR_BODY_LIMIT, true);
+  const text = status >= 300 && status < 400 ? (await response.body.dump(), '') : await readText(response.body, ERROR_BODY_LIMIT);
+  return vendorStatusError(call, status, response.headers, text, requestId);
+}
+
+function vendorStatusError(call: VendorExchange, status: number, headers: Record<string, string | string[] | undefined>, text: string, requestId: string | null): VendorError {
   const parsed = parseJson(text);
   const info = parsed === undefined ? {} : call.adapter.errorInfo(status, parsed);
   return statusError({
@@ -122,7 +123,7 @@ export async function failedStatus(call: VendorExchange, response: Dispatcher.Re
     opaque: call.target.opaque,
     apiKey: call.apiKey,
     requestId,
-    retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(response.headers) : null,
+    retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(headers) : null,
   });
 }
 
@@ -138,7 +139,7 @@ export function fromSocketError(provider: string, error: unknown, opaque: boolea
   }
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return transportError(provider, 'timeout', 'connect timeout');
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return transportError(provider, 'timeout', 'response timeout');
-  if (code === 'RESPONSE_TOO_LARGE') return tooLarge(provider, maxBytes, 200, null);
+  if (code === RESPONSE_TOO_LARGE) return tooLarge(provider, maxBytes, 200, null);
   // Socket messages can name internal hosts; the code alone is enough to act on.
   const shown = code && /^[A-Z0-9_]+$/.test(code) ? code : 'network error';
   return transportError(provider, 'connection', opaque ? 'connection failed' : `connection failed (${shown})`);
@@ -161,19 +162,17 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** Reads the body up to `limit` bytes; past it, either truncates (error bodies) or fails. */
-async function readText(body: Dispatcher.ResponseData['body'], limit: number, truncate: boolean): Promise<string> {
+/** Reads an error body up to `limit` bytes; past it the text is dropped (the status says enough). */
+async function readText(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
       body.destroy();
-      if (truncate) return '';
-      throw Object.assign(new Error('response too large'), { code: 'RESPONSE_TOO_LARGE' });
+      return '';
     }
     chunks.push(chunk);
   }
-  if (chunks.length === 1) return chunks[0]!.toString('utf8');
   return Buffer.concat(chunks, size).toString('utf8');
 }
