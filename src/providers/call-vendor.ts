@@ -1,6 +1,7 @@
 // One HTTP exchange with one vendor: send, bound by a total deadline, read (src/providers/collect-body.ts), parse once, normalise.
 import type { Dispatcher } from 'undici';
 import { ShapeError, type VendorAdapter, type VendorOutput } from './adapters/types.js';
+import { forget, whenAborted } from '../abort-scope.js';
 import { storableJson } from '../unicode.js';
 import { BodyCollector, ERROR_BODY_LIMIT, RESPONSE_TOO_LARGE, bodyText, parsedHeaders, rawHeader } from './collect-body.js';
 import { ENDPOINT_NOT_ALLOWED } from './ssrf.js';
@@ -30,6 +31,14 @@ export interface VendorExchange {
   timeoutMs: number;
   maxResponseBytes: number;
   signal?: AbortSignal | undefined;
+  /** The whole call's deadline; an exchange that keeps it (postJson) stops its attempt there and marks it passed. */
+  deadline?: CallDeadline | undefined;
+}
+
+/** When a routed call must be over (performance.now() time), and whether an attempt or a wait ran into it. */
+export interface CallDeadline {
+  at: number;
+  passed: boolean;
 }
 
 export interface VendorCall extends VendorExchange {
@@ -48,6 +57,7 @@ export interface VendorSuccess<T = VendorOutput> {
 const MAYBE_UNSTORABLE = /\\u|[\u0000\ud800-\udfff]/;
 // Abort reasons, told apart by identity (made once: nothing reads their stacks).
 const TIMED_OUT = new Error('timed out');
+const DEADLINE_PASSED = new Error('request deadline passed');
 const CALLER_ABORTED = new Error('aborted by the caller');
 
 export function callVendor(call: VendorCall): Promise<VendorSuccess> {
@@ -67,10 +77,19 @@ export async function postJson<T>(call: VendorExchange, path: string, parse: (bo
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   }, call.maxResponseBytes);
-  // The attempt's total time, and the caller (the router's scope: its deadline, the client hanging up), abort the exchange directly.
-  const timer = setTimeout(() => collector.abort(TIMED_OUT), timeoutMs);
+  // The attempt's total time (or what is left of the call's, if less) and the caller hanging up abort the exchange
+  // directly: one timer, one listener, no AbortController of its own.
+  const { deadline } = call;
+  const left = deadline ? deadline.at - performance.now() : timeoutMs;
+  const timer = left < timeoutMs
+    ? setTimeout(() => {
+      deadline!.passed = true;
+      collector.abort(DEADLINE_PASSED);
+    }, Math.max(0, left))
+    : setTimeout(() => collector.abort(TIMED_OUT), timeoutMs);
   const onCallerAbort = () => collector.abort(CALLER_ABORTED);
-  call.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  // Through the signal's one shared listener: many calls may share a caller's signal (src/abort-scope.ts).
+  if (call.signal) whenAborted(call.signal, onCallerAbort);
   try {
     const answer = await collector.answer;
     const { status } = answer;
@@ -94,14 +113,15 @@ export async function postJson<T>(call: VendorExchange, path: string, parse: (bo
   } catch (error) {
     if (error instanceof VendorError) throw error;
     if (error === TIMED_OUT) throw transportError(provider, 'timeout', `no complete response within ${timeoutMs} ms`);
-    if (error === CALLER_ABORTED) throw transportError(provider, 'abort', 'request aborted by the caller');
+    // The router tells a passed deadline (504) from the caller hanging up by `deadline.passed`.
+    if (error === CALLER_ABORTED || error === DEADLINE_PASSED) throw transportError(provider, 'abort', 'request aborted by the caller');
     if (errorCode(error) === RESPONSE_TOO_LARGE) {
       throw tooLarge(provider, call.maxResponseBytes, collector.status, rawHeader(collector.rawHeaders, call.adapter.requestIdHeader) ?? null);
     }
     throw fromSocketError(provider, error, target.opaque, call.maxResponseBytes);
   } finally {
     clearTimeout(timer);
-    call.signal?.removeEventListener('abort', onCallerAbort);
+    if (call.signal) forget(call.signal, onCallerAbort);
   }
 }
 
