@@ -6,7 +6,7 @@ import { storableJson } from '../unicode.js';
 import { BodyCollector, ERROR_BODY_LIMIT, RESPONSE_TOO_LARGE, bodyText, parsedHeaders, rawHeader } from './collect-body.js';
 import { ENDPOINT_NOT_ALLOWED } from './ssrf.js';
 import type { ChatRequest } from './types.js';
-import { VendorError, first, parseRetryAfter, statusError, transportError } from './vendor-errors.js';
+import { VendorError, parseRetryAfter, statusError, transportError } from './vendor-errors.js';
 
 /** Where a connection's requests go, resolved once per base URL. */
 export interface Target {
