@@ -84,11 +84,15 @@ async function askProbe<T>(service: Service, message: object): Promise<T> {
  */
 async function allocation(service: Service, url: string, headers: Record<string, string>, body: string, requests: number, sample: boolean) {
   await askProbe(service, { probe: 'start', sample } satisfies ProbeStart);
+  const cpuBefore = cpuTimeUs(service.pid);
+  const mainBefore = cpuTimeUs(service.pid, true);
   const result = await autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: 1, amount: requests, timeout: 10 });
+  const cpuUs = (cpuTimeUs(service.pid) ?? Number.NaN) - (cpuBefore ?? Number.NaN);
+  const mainUs = (cpuTimeUs(service.pid, true) ?? Number.NaN) - (mainBefore ?? Number.NaN);
   const probe = await askProbe<ProbeResult>(service, { probe: 'stop' });
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`allocation run: ${result.errors} errors, ${result.non2xx} non-2xx answers`);
   const sent = result.requests.total;
-  return { perRequest: probe.bytes / sent, collections: probe.collections, top: probe.top.map((a) => ({ at: a.at, perRequest: a.bytes / sent })), sampledPerRequest: probe.sampledBytes / sent };
+  return { perRequest: probe.bytes / sent, cpuUs: cpuUs / sent, mainUs: mainUs / sent, collections: probe.collections, top: probe.top.map((a) => ({ at: a.at, perRequest: a.bytes / sent })), sampledPerRequest: probe.sampledBytes / sent };
 }
 
 async function load(url: string, headers: Record<string, string>, body: string, connections: number, durationS: number) {
@@ -273,10 +277,12 @@ async function main(): Promise<void> {
       const kb = (bytes: number) => (bytes / 1024).toFixed(2);
       process.stdout.write(
         `\nAllocated on the V8 heap per proxied request (1 connection, ${allocRequests} requests): ${kb(allocated.perRequest)} KB, ` +
-          `${allocated.collections} collections; heap sampling (${kb(sampled.sampledPerRequest)} KB per request sampled), heaviest allocators:\n`,
+          `${allocated.collections} collections, ${allocated.cpuUs.toFixed(0)} µs CPU per request (${allocated.mainUs.toFixed(0)} µs on the main thread); heap sampling (${kb(sampled.sampledPerRequest)} KB per request sampled), heaviest allocators:\n`,
       );
       for (const a of sampled.top) process.stdout.write(`  ${kb(a.perRequest).padStart(6)} KB  ${a.at}\n`);
       figures.push(figure('chat.service.c1.allocated_per_request', allocated.perRequest / 1024, 'KB', { atMost: 20 }));
+      // Sequential requests on one connection: the CPU figure least moved by other processes on the cores.
+      figures.push(figure('chat.service.c1.alloc_run_cpu_per_request', allocated.cpuUs / 1000, 'ms'), figure('chat.service.c1.alloc_run_main_thread_cpu_per_request', allocated.mainUs / 1000, 'ms'));
     }
 
     // Mixed load, on each database.

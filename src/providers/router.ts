@@ -27,6 +27,8 @@ import type { Attempt, ChatRequest, ChatResult, ProviderConnection } from './typ
 import { VendorError, transportError } from './vendor-errors.js';
 
 export interface RouterLogger {
+  /** pino's: when debug is off, a successful attempt's line is not even built. */
+  isLevelEnabled?(level: string): boolean;
   debug(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
@@ -295,7 +297,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   ): Attempt {
     const attempt: Attempt = { provider: candidate.connection.provider, status, outcome, latencyMs: Math.round(latencyMs * 100) / 100 };
     if (reason) attempt.reason = reason;
-    if (log) {
+    if (log && (outcome !== 'ok' || log.isLevelEnabled?.('debug') !== false)) {
       const line = { provider: attempt.provider, connectionId: candidate.connection.id, model: candidate.vendorModel, status, latencyMs: attempt.latencyMs, outcome, reason, vendorRequestId };
       // Successes are summed up in the request's own log line (provider, attempts); a line each
       // would double the logging cost of every call.
