@@ -18,7 +18,10 @@
 // BENCH_HEAP_PROFILE=<file> keeps the sampled profile). BENCH_SMOKE=1 makes every run short (CI);
 // BENCH_ONLY=mixed skips the chat runs (start-up and mixed load only); BENCH_ONLY=start times
 // start-up alone, BENCH_ROUNDS times (default 5): wall clock and the service's CPU time to healthy,
-// with the load average. The last line is the JSON report (bench/report.ts).
+// with the load average; BENCH_ONLY=alloc runs the service alone at 32 connections (its CPU per
+// request) and the allocation probe, nothing else. BENCH_SERVICE_DIST=<another checkout's dist>
+// runs that build's service instead, to compare two builds with the same bench. The last line is
+// the JSON report (bench/report.ts).
 // Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,7 +43,8 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? (SMOKE ? 1 : 5));
 const MIXED_CONNECTIONS = 8;
 const MIXED_LADDERS = 4;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const CONCURRENCY = process.env.BENCH_ONLY === 'mixed' ? [] : [1, 32];
+const ONLY = process.env.BENCH_ONLY;
+const CONCURRENCY = ONLY === 'mixed' ? [] : ONLY === 'alloc' ? [32] : [1, 32];
 
 interface Run {
   target: 'direct' | 'floor' | 'service' | 'limited';
@@ -82,11 +86,15 @@ async function askProbe<T>(service: Service, message: object): Promise<T> {
  */
 async function allocation(service: Service, url: string, headers: Record<string, string>, body: string, requests: number, sample: boolean) {
   await askProbe(service, { probe: 'start', sample } satisfies ProbeStart);
+  const cpuBefore = cpuTimeUs(service.pid);
+  const mainBefore = cpuTimeUs(service.pid, true);
   const result = await autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: 1, amount: requests, timeout: 10 });
+  const cpuUs = (cpuTimeUs(service.pid) ?? Number.NaN) - (cpuBefore ?? Number.NaN);
+  const mainUs = (cpuTimeUs(service.pid, true) ?? Number.NaN) - (mainBefore ?? Number.NaN);
   const probe = await askProbe<ProbeResult>(service, { probe: 'stop' });
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`allocation run: ${result.errors} errors, ${result.non2xx} non-2xx answers`);
   const sent = result.requests.total;
-  return { perRequest: probe.bytes / sent, collections: probe.collections, top: probe.top.map((a) => ({ at: a.at, perRequest: a.bytes / sent })), sampledPerRequest: probe.sampledBytes / sent };
+  return { perRequest: probe.bytes / sent, cpuUs: cpuUs / sent, mainUs: mainUs / sent, collections: probe.collections, top: probe.top.map((a) => ({ at: a.at, perRequest: a.bytes / sent })), sampledPerRequest: probe.sampledBytes / sent };
 }
 
 async function load(url: string, headers: Record<string, string>, body: string, connections: number, durationS: number) {
@@ -224,7 +232,7 @@ async function main(): Promise<void> {
   const figures: Figure[] = [];
   try {
     const upstream = await startUpstream();
-    if (process.env.BENCH_ONLY === 'start') {
+    if (ONLY === 'start') {
       printReport('chat', await startUpRounds(upstream, adminToken, tls));
       return;
     }
@@ -252,12 +260,13 @@ async function main(): Promise<void> {
     if (put.statusCode !== 200) throw new Error(`setting limits failed: ${put.statusCode}`);
 
     const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 });
-    const targets = [
+    const allTargets = [
       { target: 'direct' as const, url: `${upstream}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' }, pid: undefined },
       { target: 'floor' as const, url: `${floor}/v1/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-key' }, pid: floorPid },
       { target: 'service' as const, url: `${service}/v1/chat/completions`, headers: auth, pid: servicePid },
       { target: 'limited' as const, url: `${service}/v1/chat/completions`, headers: { authorization: `Bearer ${limitedKey.key}` }, pid: servicePid },
     ];
+    const targets = ONLY === 'alloc' ? allTargets.filter((t) => t.target === 'service') : allTargets;
     const answer = await call(tls, `${service}/v1/chat/completions`, auth, JSON.parse(body));
     if (!String(answer.id).startsWith('ldr-chat-')) throw new Error(`unexpected answer: ${JSON.stringify(answer)}`);
 
@@ -281,9 +290,13 @@ async function main(): Promise<void> {
         );
       }
     }
-    if (runs.length > 0) process.stdout.write(`\n${table(runs)}\n`);
+    if (runs.length > 0 && ONLY !== 'alloc') process.stdout.write(`\n${table(runs)}\n`);
     for (const r of runs) {
-      const direct = runs.find((d) => d.target === 'direct' && d.connections === r.connections)!;
+      const direct = runs.find((d) => d.target === 'direct' && d.connections === r.connections);
+      if (!direct) {
+        if (r.cpuUs !== null) figures.push(figure(`chat.${r.target}.c${r.connections}.cpu_per_request`, r.cpuUs / 1000, 'ms', { atMost: 0.1 }));
+        continue;
+      }
       const name = `chat.${r.target}.c${r.connections}`;
       figures.push(figure(`${name}.rps`, r.rps, '1/s'), figure(`${name}.p50`, r.p50, 'ms'), figure(`${name}.p99`, r.p99, 'ms'));
       if (r.target === 'direct') continue;
@@ -301,19 +314,21 @@ async function main(): Promise<void> {
       const kb = (bytes: number) => (bytes / 1024).toFixed(2);
       process.stdout.write(
         `\nAllocated on the V8 heap per proxied request (1 connection, ${allocRequests} requests): ${kb(allocated.perRequest)} KB, ` +
-          `${allocated.collections} collections; heap sampling (${kb(sampled.sampledPerRequest)} KB per request sampled), heaviest allocators:\n`,
+          `${allocated.collections} collections, ${allocated.cpuUs.toFixed(0)} µs CPU per request (${allocated.mainUs.toFixed(0)} µs on the main thread); heap sampling (${kb(sampled.sampledPerRequest)} KB per request sampled), heaviest allocators:\n`,
       );
       for (const a of sampled.top) process.stdout.write(`  ${kb(a.perRequest).padStart(6)} KB  ${a.at}\n`);
       figures.push(figure('chat.service.c1.allocated_per_request', allocated.perRequest / 1024, 'KB', { atMost: 20 }));
+      // Sequential requests on one connection: the CPU figure least moved by other processes on the cores.
+      figures.push(figure('chat.service.c1.alloc_run_cpu_per_request', allocated.cpuUs / 1000, 'ms'), figure('chat.service.c1.alloc_run_main_thread_cpu_per_request', allocated.mainUs / 1000, 'ms'));
     }
 
     // Mixed load, on each database.
-    const mixed = [{ label: 'embedded', service, account }];
-    if (process.env.BENCH_DATABASE_URL) {
+    const mixed = ONLY === 'alloc' ? [] : [{ label: 'embedded', service, account }];
+    if (process.env.BENCH_DATABASE_URL && ONLY !== 'alloc') {
       const pg = await startService(upstream, pgDataDir, adminToken, tls, { DATABASE_URL: process.env.BENCH_DATABASE_URL });
       mixed.push({ label: 'postgres', service: pg.url, account: await setUpAccount(tls, pg.url, admin) });
     }
-    process.stdout.write(`\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back:\n`);
+    if (mixed.length > 0) process.stdout.write(`\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back:\n`);
     for (const m of mixed) {
       const { alone, loaded, ladders } = await mixedLoad(tls, m.service, m.account, body);
       const ratio = loaded.p99 / alone.p99;

@@ -80,6 +80,11 @@ function startTraceSink(): Promise<string> {
   return traceSink;
 }
 
+/** BENCH_SERVICE_DIST: another build's dist/ (e.g. main's), to measure it with this bench. */
+function serverScript(): string {
+  return path.join(process.env.BENCH_SERVICE_DIST ?? path.join(here, '..'), 'src', 'server.js');
+}
+
 /** The service as `npm start` runs it; `env` and `nodeArgs` add to its environment and command line. */
 export async function startService(
   upstream: string,
@@ -106,7 +111,7 @@ export async function startService(
   const spawned = performance.now();
   // The log goes to /dev/null, as a process manager would ship it away: writing costs the service, reading it would cost us.
   // The IPC channel is for a probe loaded with `nodeArgs` (bench/alloc-probe.ts); the service itself never uses it.
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...nodeArgs, path.join(here, '..', 'src', 'server.js')], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...nodeArgs, serverScript()], {
     env: childEnv,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

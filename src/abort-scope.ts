@@ -1,8 +1,8 @@
 // Cancellation scopes. Many operations that must stop when one long-lived signal aborts (the
 // model calls of a ladder run, the calls made under one caller's signal) would each add a
-// listener to it, and past ten Node warns of a leak (MaxListenersExceededWarning). A scope
-// links to its parent through a single listener per parent that fans out to every live scope,
-// so a parent carries one listener however many operations run under it.
+// listener to it, and past ten Node warns of a leak (MaxListenersExceededWarning). A parent
+// signal carries one listener however many operations run under it: that listener fans out to
+// the callbacks registered with `whenAborted`, an abort scope's among them.
 
 export interface AbortScope {
   readonly signal: AbortSignal;
@@ -11,30 +11,45 @@ export interface AbortScope {
   dispose(): void;
 }
 
-const liveScopes = new WeakMap<AbortSignal, Set<AbortController>>();
+type OnAbort = (reason: unknown) => void;
+
+const waiting = new WeakMap<AbortSignal, Set<OnAbort>>();
+
+/**
+ * Calls `onAbort` (once) when `parent` aborts, through the parent's one shared listener; the
+ * caller checks `parent.aborted` first. `forget(parent, onAbort)` unlinks it. Cheaper than an
+ * AbortController per operation when the operation can be stopped directly (a vendor call).
+ */
+export function whenAborted(parent: AbortSignal, onAbort: OnAbort): void {
+  let callbacks = waiting.get(parent);
+  if (!callbacks) {
+    const created = new Set<OnAbort>();
+    callbacks = created;
+    waiting.set(parent, created);
+    parent.addEventListener('abort', () => {
+      waiting.delete(parent);
+      for (const callback of created) callback(parent.reason);
+      created.clear();
+    }, { once: true });
+  }
+  callbacks.add(onAbort);
+}
+
+export function forget(parent: AbortSignal, onAbort: OnAbort): void {
+  waiting.get(parent)?.delete(onAbort);
+}
 
 /** A scope that aborts when `parent` does, or when aborted itself. */
 export function abortScope(parent?: AbortSignal): AbortScope {
   const controller = new AbortController();
-  const scope: AbortScope = { signal: controller.signal, abort: (reason) => controller.abort(reason), dispose: () => {} };
+  const abort: OnAbort = (reason) => controller.abort(reason);
+  const scope: AbortScope = { signal: controller.signal, abort, dispose: () => {} };
   if (!parent) return scope;
   if (parent.aborted) {
     controller.abort(parent.reason);
     return scope;
   }
-  let scopes = liveScopes.get(parent);
-  if (!scopes) {
-    const created = new Set<AbortController>();
-    scopes = created;
-    liveScopes.set(parent, created);
-    parent.addEventListener('abort', () => {
-      liveScopes.delete(parent);
-      for (const child of created) child.abort(parent.reason);
-      created.clear();
-    }, { once: true });
-  }
-  const registered = scopes;
-  registered.add(controller);
-  scope.dispose = () => void registered.delete(controller);
+  whenAborted(parent, abort);
+  scope.dispose = () => forget(parent, abort);
   return scope;
 }

@@ -1,10 +1,12 @@
-// One HTTP exchange with one vendor: send, bound by a total deadline, read, parse once, normalise.
+// One HTTP exchange with one vendor: send, bound by a total deadline, read (src/providers/collect-body.ts), parse once, normalise.
 import type { Dispatcher } from 'undici';
 import { ShapeError, type VendorAdapter, type VendorOutput } from './adapters/types.js';
+import { forget, whenAborted } from '../abort-scope.js';
 import { storableJson } from '../unicode.js';
+import { BodyCollector, ERROR_BODY_LIMIT, RESPONSE_TOO_LARGE, bodyText, parsedHeaders, rawHeader } from './collect-body.js';
 import { ENDPOINT_NOT_ALLOWED } from './ssrf.js';
 import type { ChatRequest } from './types.js';
-import { VendorError, first, parseRetryAfter, statusError, transportError } from './vendor-errors.js';
+import { VendorError, parseRetryAfter, statusError, transportError } from './vendor-errors.js';
 
 /** Where a connection's requests go, resolved once per base URL. */
 export interface Target {
@@ -29,6 +31,14 @@ export interface VendorExchange {
   timeoutMs: number;
   maxResponseBytes: number;
   signal?: AbortSignal | undefined;
+  /** The whole call's deadline; an exchange that keeps it (postJson) stops its attempt there and marks it passed. */
+  deadline?: CallDeadline | undefined;
+}
+
+/** When a routed call must be over (performance.now() time), and whether an attempt or a wait ran into it. */
+export interface CallDeadline {
+  at: number;
+  passed: boolean;
 }
 
 export interface VendorCall extends VendorExchange {
@@ -42,11 +52,13 @@ export interface VendorSuccess<T = VendorOutput> {
   requestId: string | null;
 }
 
-const ERROR_BODY_LIMIT = 64 * 1024;
 // What JSON text needs to carry a NUL or a lone surrogate: a \u escape, or a raw NUL or surrogate.
 // eslint-disable-next-line no-control-regex -- NUL is exactly what must be found
 const MAYBE_UNSTORABLE = /\\u|[\u0000\ud800-\udfff]/;
-const TIMED_OUT = Symbol('timed out');
+// Abort reasons, told apart by identity (made once: nothing reads their stacks).
+const TIMED_OUT = new Error('timed out');
+const DEADLINE_PASSED = new Error('request deadline passed');
+const CALLER_ABORTED = new Error('aborted by the caller');
 
 export function callVendor(call: VendorCall): Promise<VendorSuccess> {
   return postJson(call, call.adapter.path(call.target.basePath, call.vendorModel), (parsed) => call.adapter.fromVendor(parsed, call.request));
@@ -56,32 +68,37 @@ export function callVendor(call: VendorCall): Promise<VendorSuccess> {
 export async function postJson<T>(call: VendorExchange, path: string, parse: (body: unknown) => T): Promise<VendorSuccess<T>> {
   const { provider, target, timeoutMs } = call;
   if (call.signal?.aborted) throw transportError(provider, 'abort', 'request aborted by the caller');
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
-  const onCallerAbort = () => controller.abort();
-  call.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const collector = new BodyCollector(target.dispatcher, {
+    origin: target.origin,
+    path,
+    method: 'POST',
+    headers: call.headers ? Object.assign(call.adapter.headers(call.apiKey), call.headers) : call.adapter.headers(call.apiKey),
+    body: call.body,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  }, call.maxResponseBytes);
+  // The attempt's total time (or what is left of the call's, if less) and the caller hanging up abort the exchange
+  // directly: one timer, one listener, no AbortController of its own.
+  const { deadline } = call;
+  const left = deadline ? deadline.at - performance.now() : timeoutMs;
+  const timer = left < timeoutMs
+    ? setTimeout(() => {
+      deadline!.passed = true;
+      collector.abort(DEADLINE_PASSED);
+    }, Math.max(0, left))
+    : setTimeout(() => collector.abort(TIMED_OUT), timeoutMs);
+  const onCallerAbort = () => collector.abort(CALLER_ABORTED);
+  // Through the signal's one shared listener: many calls may share a caller's signal (src/abort-scope.ts).
+  if (call.signal) whenAborted(call.signal, onCallerAbort);
   try {
-    const response = await target.dispatcher.request({
-      origin: target.origin,
-      path,
-      method: 'POST',
-      headers: call.headers ? { ...call.adapter.headers(call.apiKey), ...call.headers } : call.adapter.headers(call.apiKey),
-      body: call.body,
-      signal: controller.signal,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-    const requestId = first(response.headers[call.adapter.requestIdHeader]) ?? null;
-    const status = response.statusCode;
-    if (status < 200 || status >= 300) throw await failedStatus(call, response, requestId);
-    // A declared length over the cap fails before a byte is read; an undeclared one is counted.
-    const declared = Number(first(response.headers['content-length']) ?? Number.NaN);
-    if (declared > call.maxResponseBytes) {
-      // Destroying an unread body emits an abort error that nobody else would listen to.
-      response.body.on('error', () => {}).destroy();
-      throw tooLarge(provider, call.maxResponseBytes, status, requestId);
+    const answer = await collector.answer;
+    const { status } = answer;
+    const requestId = rawHeader(answer.rawHeaders, call.adapter.requestIdHeader) ?? null;
+    if (status < 200 || status >= 300) {
+      const text = status >= 300 && status < 400 ? '' : bodyText(answer);
+      throw vendorStatusError(call, status, parsedHeaders(answer.rawHeaders), text, requestId);
     }
-    const text = await readText(response.body, call.maxResponseBytes, false);
+    const text = bodyText(answer);
     const parsed = parseJson(text);
     if (parsed === undefined) throw transportError(provider, 'bad_response', 'response is not valid JSON', status, requestId);
     try {
@@ -95,23 +112,27 @@ export async function postJson<T>(call: VendorExchange, path: string, parse: (bo
     }
   } catch (error) {
     if (error instanceof VendorError) throw error;
-    if (controller.signal.aborted) {
-      if (controller.signal.reason === TIMED_OUT) {
-        throw transportError(provider, 'timeout', `no complete response within ${timeoutMs} ms`);
-      }
-      throw transportError(provider, 'abort', 'request aborted by the caller');
+    if (error === TIMED_OUT) throw transportError(provider, 'timeout', `no complete response within ${timeoutMs} ms`);
+    // The router tells a passed deadline (504) from the caller hanging up by `deadline.passed`.
+    if (error === CALLER_ABORTED || error === DEADLINE_PASSED) throw transportError(provider, 'abort', 'request aborted by the caller');
+    if (errorCode(error) === RESPONSE_TOO_LARGE) {
+      throw tooLarge(provider, call.maxResponseBytes, collector.status, rawHeader(collector.rawHeaders, call.adapter.requestIdHeader) ?? null);
     }
     throw fromSocketError(provider, error, target.opaque, call.maxResponseBytes);
   } finally {
     clearTimeout(timer);
-    call.signal?.removeEventListener('abort', onCallerAbort);
+    if (call.signal) forget(call.signal, onCallerAbort);
   }
 }
 
-/** A vendor's non-2xx answer, read (a bounded part of it) and normalised. */
+/** A vendor's non-2xx answer read through undici's `request` (streams), a bounded part of its body, normalised. */
 export async function failedStatus(call: VendorExchange, response: Dispatcher.ResponseData, requestId: string | null): Promise<VendorError> {
   const status = response.statusCode;
-  const text = status >= 300 && status < 400 ? (await response.body.dump(), '') : await readText(response.body, ERROR_BODY_LIMIT, true);
+  const text = status >= 300 && status < 400 ? (await response.body.dump(), '') : await readText(response.body, ERROR_BODY_LIMIT);
+  return vendorStatusError(call, status, response.headers, text, requestId);
+}
+
+function vendorStatusError(call: VendorExchange, status: number, headers: Record<string, string | string[] | undefined>, text: string, requestId: string | null): VendorError {
   const parsed = parseJson(text);
   const info = parsed === undefined ? {} : call.adapter.errorInfo(status, parsed);
   return statusError({
@@ -122,7 +143,7 @@ export async function failedStatus(call: VendorExchange, response: Dispatcher.Re
     opaque: call.target.opaque,
     apiKey: call.apiKey,
     requestId,
-    retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(response.headers) : null,
+    retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(headers) : null,
   });
 }
 
@@ -138,7 +159,7 @@ export function fromSocketError(provider: string, error: unknown, opaque: boolea
   }
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return transportError(provider, 'timeout', 'connect timeout');
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return transportError(provider, 'timeout', 'response timeout');
-  if (code === 'RESPONSE_TOO_LARGE') return tooLarge(provider, maxBytes, 200, null);
+  if (code === RESPONSE_TOO_LARGE) return tooLarge(provider, maxBytes, 200, null);
   // Socket messages can name internal hosts; the code alone is enough to act on.
   const shown = code && /^[A-Z0-9_]+$/.test(code) ? code : 'network error';
   return transportError(provider, 'connection', opaque ? 'connection failed' : `connection failed (${shown})`);
@@ -161,19 +182,17 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** Reads the body up to `limit` bytes; past it, either truncates (error bodies) or fails. */
-async function readText(body: Dispatcher.ResponseData['body'], limit: number, truncate: boolean): Promise<string> {
+/** Reads an error body up to `limit` bytes; past it the text is dropped (the status says enough). */
+async function readText(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
       body.destroy();
-      if (truncate) return '';
-      throw Object.assign(new Error('response too large'), { code: 'RESPONSE_TOO_LARGE' });
+      return '';
     }
     chunks.push(chunk);
   }
-  if (chunks.length === 1) return chunks[0]!.toString('utf8');
   return Buffer.concat(chunks, size).toString('utf8');
 }

@@ -8,7 +8,7 @@ import { adapters } from './adapters/index.js';
 import { tracedExchange, type AttemptOperation, type AttemptTracer } from './attempt-tracer.js';
 import { CircuitBreaker, circuitKey, type BreakerOptions } from './breaker.js';
 import { LastErrors, type LastError } from './last-errors.js';
-import { callVendor, type VendorExchange } from './call-vendor.js';
+import { callVendor, type CallDeadline, type VendorExchange } from './call-vendor.js';
 import { candidatesFor, type Candidate } from './catalog.js';
 import { embeddingCandidates, embeddingExchange, type EmbeddingResult } from './embeddings/route.js';
 import type { EmbeddingRequest } from './embeddings/types.js';
@@ -27,6 +27,8 @@ import type { Attempt, ChatRequest, ChatResult, ProviderConnection } from './typ
 import { VendorError, transportError } from './vendor-errors.js';
 
 export interface RouterLogger {
+  /** pino's: when debug is off, a successful attempt's line is not even built. */
+  isLevelEnabled?(level: string): boolean;
   debug(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
@@ -64,6 +66,8 @@ export { ProviderRouteError } from './route-errors.js';
 /** One way of exchanging with a vendor: a whole answer, a stream opened up to its first chunk, embeddings, a token count. */
 interface Exchange<T> {
   operation: AttemptOperation;
+  /** The exchange ends its attempt at `call.deadline` itself (postJson does): the router then needs no scope and no timer of its own. */
+  keepsDeadline?: boolean;
   /** The vendor's body as text; throws a 400 ApiError for what this vendor cannot express (the candidate is skipped). */
   body(adapter: VendorAdapter, vendorModel: string): string;
   send(call: VendorExchange): Promise<T & { status: number; requestId: string | null }>;
@@ -127,6 +131,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   async function call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<ChatResult> {
     const whole: Exchange<Awaited<ReturnType<typeof callVendor>>> = {
       operation: 'chat',
+      keepsDeadline: true,
       body: (adapter, vendorModel) => vendorBody(adapter, request, vendorModel, false),
       send: (c) => callVendor(Object.assign(c, { request, headers: c.adapter.requestHeaders?.(request) })),
     };
@@ -164,22 +169,29 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   /** `candidates`: never empty (each kind of call says itself why none can serve it). */
   async function route<T>(candidates: Candidate[], signal: AbortSignal | undefined, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
     // One deadline for the whole call (for a stream: its opening): N hanging connections cost requestTimeoutMs, not N attempts.
+    const deadline: CallDeadline = { at: performance.now() + requestTimeoutMs, passed: false };
+    const sent = options.tracer ? tracedExchange(exchange, options.tracer) : exchange;
+    // A whole answer's attempt stops at the deadline by its own timer; the caller's signal goes to it as it is.
+    if (exchange.keepsDeadline) return attemptAll(candidates, signal, deadline, log, sent);
     const scope = abortScope(signal);
-    const deadline = setTimeout(() => scope.abort(DEADLINE), requestTimeoutMs);
+    const timer = setTimeout(() => {
+      deadline.passed = true;
+      scope.abort(DEADLINE);
+    }, requestTimeoutMs);
     try {
-      return await attemptAll(candidates, scope.signal, log, options.tracer ? tracedExchange(exchange, options.tracer) : exchange);
+      return await attemptAll(candidates, scope.signal, deadline, log, sent);
     } finally {
-      clearTimeout(deadline);
+      clearTimeout(timer);
       scope.dispose();
     }
   }
 
-  async function attemptAll<T>(candidates: Candidate[], signal: AbortSignal, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
+  async function attemptAll<T>(candidates: Candidate[], signal: AbortSignal | undefined, deadline: CallDeadline, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
     const attempts: Attempt[] = [];
     const failures: VendorError[] = [];
     let upstreamMs = 0;
     let translationError: ApiError | null = null;
-    const pastDeadline = () => signal.reason === DEADLINE;
+    const pastDeadline = () => deadline.passed;
     // Never fail without trying: if every circuit is open, the one that reopens first is tried anyway.
     const forced = candidates.some((c) => breaker.wouldAdmit(circuitKey(c.connection)))
       ? null
@@ -223,6 +235,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
             timeoutMs,
             maxResponseBytes,
             signal,
+            deadline,
           });
           const latencyMs = performance.now() - started;
           upstreamMs += latencyMs;
@@ -253,11 +266,16 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
             break;
           }
           const waitStarted = performance.now();
+          const left = deadline.at - waitStarted;
           try {
-            await sleep(delay, undefined, { signal });
+            await sleep(Math.max(0, Math.min(delay, left)), undefined, { signal });
           } catch {
             if (pastDeadline()) throw requestTimedOut(requestTimeoutMs, attempts, upstreamMs);
             throw final(transportError(connection.provider, 'abort', 'request aborted by the caller'), attempts, upstreamMs);
+          }
+          if (left <= delay) {
+            deadline.passed = true;
+            throw requestTimedOut(requestTimeoutMs, attempts, upstreamMs);
           }
           // Vendor-imposed waiting is upstream time, not time this service added.
           upstreamMs += performance.now() - waitStarted;
@@ -279,7 +297,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   ): Attempt {
     const attempt: Attempt = { provider: candidate.connection.provider, status, outcome, latencyMs: Math.round(latencyMs * 100) / 100 };
     if (reason) attempt.reason = reason;
-    if (log) {
+    if (log && (outcome !== 'ok' || log.isLevelEnabled?.('debug') !== false)) {
       const line = { provider: attempt.provider, connectionId: candidate.connection.id, model: candidate.vendorModel, status, latencyMs: attempt.latencyMs, outcome, reason, vendorRequestId };
       // Successes are summed up in the request's own log line (provider, attempts); a line each
       // would double the logging cost of every call.

@@ -28,7 +28,8 @@ export interface Admission {
   maxTokens?: number;
 }
 
-const UNLIMITED: Admission = { settle: () => {}, headers: () => ({}) };
+/** The admission of a subject without limits (compared by identity: it has no headers to set). */
+export const UNLIMITED: Admission = { settle: () => {}, headers: () => ({}) };
 
 /** What a call holds of its spend quotas while it runs. */
 interface SpendHold {

@@ -33,6 +33,7 @@ export function embeddingExchange(request: EmbeddingRequest, maxResponseBytes: n
   const support = (adapter: VendorAdapter) => adapter.embeddings!;
   return {
     operation: 'embeddings' as const,
+    keepsDeadline: true,
     body: (adapter: VendorAdapter, vendorModel: string) => JSON.stringify(support(adapter).body(request, vendorModel)),
     send: (call: VendorExchange) => postJson(Object.assign(call, { maxResponseBytes }), support(call.adapter).path(call.target.basePath, call.vendorModel), (body) => support(call.adapter).parse(body, request)),
   };

@@ -34,6 +34,7 @@ export function countingExchange(body: MessagesBody, betas?: string) {
   const counting = (adapter: VendorAdapter) => adapter.countTokens!;
   return {
     operation: 'count_tokens' as const,
+    keepsDeadline: true,
     body: (adapter: VendorAdapter, vendorModel: string) => JSON.stringify(counting(adapter).body(body, vendorModel)),
     send: (call: VendorExchange) => postJson(betas ? Object.assign(call, { headers: { 'anthropic-beta': betas } }) : call, counting(call.adapter).path(call.target.basePath), (answer) => counting(call.adapter).parse(answer)),
   };
