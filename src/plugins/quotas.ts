@@ -43,6 +43,7 @@ async function quotas(app: FastifyInstance, options: QuotaOptions) {
   });
   const holds = createSpendHolds(app.database, {
     idleMs: config.usage.spendIdleMs,
+    now: clock,
     onError: (err) => log.warn({ err }, 'giving back held spend failed; will retry'),
   });
   const spend = createSpendTracker(app.db, clock, holds);

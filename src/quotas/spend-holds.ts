@@ -61,7 +61,7 @@ export interface SpendHoldsOptions {
   /** A slice unused this long gives its remainder back to the counter. */
   idleMs: number;
   onError: (error: unknown) => void;
-  /** Monotonic milliseconds, for idleness. Default performance.now. */
+  /** Milliseconds, for idleness: the quota clock (tests move it). Default Date.now. */
   now?: () => number;
 }
 
@@ -88,7 +88,7 @@ where q.scope = v.scope and q.subject_id = v.subject_id and q.metric = v.metric 
 
 export function createSpendHolds(database: Pick<Database, 'query'>, options: SpendHoldsOptions) {
   const { idleMs, onError } = options;
-  const now = options.now ?? (() => performance.now());
+  const now = options.now ?? Date.now;
   const slices = new Map<string, Slice>();
   let queue: Release[] = [];
   /** Per counter: held for costs that finished calls have and the ledger has not yet recorded. */

@@ -13,8 +13,7 @@ writeFileSync(pricesFile, JSON.stringify({ 'gpt-4o-mini': { input: 100_000, outp
 
 let h: QuotaHarness;
 beforeAll(async () => {
-  // Slices of spend counters unused for 100 ms go back (docs/quotas.md), so the tests can wait for it.
-  h = await startQuotaHarness({ PRICES_FILE: pricesFile, QUOTA_SPEND_IDLE_MS: '100' });
+  h = await startQuotaHarness({ PRICES_FILE: pricesFile });
 });
 afterAll(async () => {
   await h?.close();
@@ -173,8 +172,10 @@ describe('spend quotas', () => {
     // Two holds of $1.00 fit in $2.50, a third does not, whatever the order.
     expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(2);
     expect(answers.filter((a) => a.statusCode === 402)).toHaveLength(4);
-    // Once the ledger has recorded the costs and the idle slice has gone back, the counter holds exactly what was spent.
+    // Once the ledger has recorded the costs and the slice, idle for a second, has gone back,
+    // the counter holds exactly what was spent.
     await h.app.usageLedger.flush();
+    h.clock.advance(1000);
     await vi.waitFor(async () => expect(await spendRow(user.keyId)).toEqual([1_600_000_000]), { timeout: 5000 });
   });
 
@@ -206,6 +207,7 @@ describe('spend quotas', () => {
     await h.app.usageLedger.flush();
     expect((await chat(h.app, user.second.headers, SPEND)).statusCode).toBe(200);
     await h.app.usageLedger.flush();
+    h.clock.advance(1000);
     await vi.waitFor(async () => expect(await spendRow(user.id, 'usd_month')).toEqual([1_600_000_000]), { timeout: 5000 });
     const refused = await chat(h.app, user.headers, SPEND);
     expect(refused.statusCode).toBe(402);
