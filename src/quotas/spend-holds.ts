@@ -13,17 +13,10 @@
 // cap, the spend of admitted calls therefore never exceeds the limit, at any concurrency and on
 // any number of processes; a process that dies leaves its holds until the window ends.
 import type { Database } from '../db/client.js';
-import type { QuotaScope } from '../db/schema.js';
-import type { SpendMetric } from './spend.js';
+import { counterKey, createReleaseQueue, type Release, type SpendCounter } from './spend-releases.js';
 import { windowOf } from './windows.js';
 
-/** One counter: a subject's spend in one UTC day or month. */
-export interface SpendCounter {
-  scope: QuotaScope;
-  id: string;
-  metric: SpendMetric;
-  windowStart: number;
-}
+export type { SpendCounter } from './spend-releases.js';
 
 /** A counter with the limit (whole nanos) its holds are taken under. */
 export interface LimitedCounter extends SpendCounter {
@@ -53,10 +46,6 @@ export interface Taken {
   least: number;
 }
 
-interface Release extends SpendCounter {
-  amount: number;
-}
-
 export interface SpendHoldsOptions {
   /** A slice unused this long gives its remainder back to the counter. */
   idleMs: number;
@@ -65,7 +54,6 @@ export interface SpendHoldsOptions {
   now?: () => number;
 }
 
-const keyOf = (c: SpendCounter) => `${c.scope}:${c.id}:${c.metric}:${c.windowStart}`;
 const MAX_COUNTERS = 100_000;
 // A slice grows to at most this many worst cases of the call that asks for it.
 const MAX_SLICE_CALLS = 64;
@@ -76,74 +64,23 @@ const ROWS = `unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::
 // `want`) and a slice of at most a quarter of what remains after it, none below one worst case.
 const granted = (a: string) => `(select case when ${a} + v.lo <= v.lim then n.need + case when (v.lim - ${a} - n.need) / 4 >= v.unit
     then least(v.slice, (v.lim - ${a} - n.need) / 4) else 0 end else 0 end from (select least(v.want, v.lim - ${a}) as need) n)`;
-export const HOLD_SQL = `insert into quota_windows as q (scope, subject_id, metric, window_start, amount, last_grant)
+const HOLD_SQL = `insert into quota_windows as q (scope, subject_id, metric, window_start, amount, last_grant)
 select v.scope, v.subject_id, v.metric, v.window_start, g.n, g.n from ${ROWS} cross join lateral (select ${granted('0::bigint')} as n) g
 on conflict (scope, subject_id, metric, window_start) do update set (amount, last_grant) = (
   select q.amount + g.n, g.n from ${ROWS} cross join lateral (select ${granted('q.amount')} as n) g
   where v.scope = excluded.scope and v.subject_id = excluded.subject_id and v.metric = excluded.metric and v.window_start = excluded.window_start)
 returning q.scope, q.subject_id, q.metric, q.amount, q.last_grant`;
-export const RELEASE_SQL = `update quota_windows q set amount = q.amount - v.amount
-from unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::bigint[]) as v(scope, subject_id, metric, window_start, amount)
-where q.scope = v.scope and q.subject_id = v.subject_id and q.metric = v.metric and q.window_start = v.window_start`;
 
 export function createSpendHolds(database: Pick<Database, 'query'>, options: SpendHoldsOptions) {
   const { idleMs, onError } = options;
   const now = options.now ?? Date.now;
   const slices = new Map<string, Slice>();
-  let queue: Release[] = [];
+  const releases = createReleaseQueue(database, onError);
+  const { giveBack } = releases;
   /** Per counter: held for costs that finished calls have and the ledger has not yet recorded. */
   const costs = new Map<string, Release>();
-  let writing: Promise<void> | null = null;
-  let again = false;
   let sweeper: NodeJS.Timeout | null = null;
   let closed = false;
-
-  async function write(entries: Release[]): Promise<void> {
-    const merged = new Map<string, Release>();
-    for (const e of entries) {
-      const key = keyOf(e);
-      const m = merged.get(key);
-      if (m) m.amount += e.amount;
-      else merged.set(key, { scope: e.scope, id: e.id, metric: e.metric, windowStart: e.windowStart, amount: e.amount });
-    }
-    const rows = [...merged.values()];
-    await database.query(
-      RELEASE_SQL,
-      [rows.map((r) => r.scope), rows.map((r) => r.id), rows.map((r) => r.metric), rows.map((r) => new Date(r.windowStart).toISOString()), rows.map((r) => r.amount)],
-      'quota_spend_release',
-    );
-  }
-
-  /** Writes every queued release in one statement; one write at a time, the next coalescing what came meanwhile. */
-  function writeDue(): Promise<void> {
-    if (writing) {
-      again = true;
-      return writing;
-    }
-    const due = queue;
-    if (due.length === 0) return Promise.resolve();
-    queue = [];
-    writing = write(due)
-      .catch((error: unknown) => {
-        // Kept for the next attempt: a hold not given back only makes the quota stricter.
-        queue.push(...due);
-        onError(error);
-      })
-      .finally(() => {
-        writing = null;
-        if (again) {
-          again = false;
-          void writeDue();
-        }
-      });
-    return writing;
-  }
-
-  function giveBack(counter: SpendCounter, amount: number): void {
-    if (!(amount > 0)) return;
-    queue.push({ scope: counter.scope, id: counter.id, metric: counter.metric, windowStart: counter.windowStart, amount });
-    void writeDue();
-  }
 
   /** Back to the slice's remainder, or to the counter once the slice is no longer current. */
   function toFree(slice: Slice, amount: number): void {
@@ -213,7 +150,7 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
       const short = slices.flatMap((s, i) => (held[i]! < want ? [i] : []));
       if (short.length === 0) return { slices, held, amounts, least };
       try {
-        await this.caughtUp();
+        await releases.caughtUp();
         const asked = short.map((i) => Math.max(slices[i]!.next, want));
         const rows = await database.query<{ scope: string; subject_id: string; metric: string; amount: number | string; last_grant: number | string }>(
           HOLD_SQL,
@@ -280,7 +217,7 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
         }
         toFree(s, kept - cost);
         if (!(cost > 0)) continue;
-        const key = keyOf(s);
+        const key = counterKey(s);
         const held = costs.get(key);
         if (held) held.amount += cost;
         else {
@@ -296,7 +233,7 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
      * so what a batch added was held (except what calls cost beyond their hold).
      */
     recorded(counter: SpendCounter, amount: number): void {
-      const key = keyOf(counter);
+      const key = counterKey(counter);
       const held = costs.get(key);
       if (!held || !(amount > 0)) return;
       const given = Math.min(amount, held.amount);
@@ -305,36 +242,11 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
       giveBack(counter, given);
     },
 
-    /**
-     * Before going to the counters: waits for the releases queued so far to be written (at most
-     * the write under way and one more), so that what was given back is seen there.
-     */
-    async caughtUp(): Promise<void> {
-      if (!writing && queue.length === 0) return;
-      if (writing) await writing;
-      if (queue.length > 0) await writeDue();
-      else if (writing) await writing;
-    },
-
     /** Resolves once every release queued so far is written (or has failed and is queued again). */
-    async written(): Promise<void> {
-      while (writing || queue.length > 0) {
-        if (!writing) {
-          const before = queue.length;
-          await writeDue();
-          // A failed write puts its releases back: do not spin on a database that is down.
-          if (queue.length >= before) return;
-        } else await writing;
-      }
-    },
+    written: releases.written,
 
     /** The remainders of slices idle for `idleMs` go back to their counters (a timer calls this too). */
     sweep,
-
-    /** Nanos this process holds in the counter for no call (its slice's remainder). */
-    free(scope: QuotaScope, id: string, metric: SpendMetric): number {
-      return slices.get(`${scope}:${id}:${metric}`)?.free ?? 0;
-    },
 
     /** At shutdown, after the ledger's last batch: every hold still kept is given back. */
     async releaseAll(): Promise<void> {
@@ -342,10 +254,9 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
       if (sweeper) clearInterval(sweeper);
       sweeper = null;
       for (const slice of [...slices.values()]) retire(slice);
-      queue.push(...costs.values());
+      for (const cost of costs.values()) giveBack(cost, cost.amount);
       costs.clear();
-      while (writing) await writing;
-      await writeDue();
+      await releases.drain();
     },
   };
 }
