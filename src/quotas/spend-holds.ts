@@ -31,6 +31,8 @@ interface Slice extends LimitedCounter {
   /** The slice the next top-up asks for beyond the call's shortfall. */
   next: number;
   inFlight: number;
+  /** Top-ups of this slice under way: while one is, the others take no further slice. */
+  topping: number;
   usedAt: number;
   /** False once replaced (window or limit changed, idle, shutdown): what comes back goes to the counter. */
   current: boolean;
@@ -129,7 +131,7 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
   }
 
   const fresh = (c: LimitedCounter, key: string, at: number): Slice => ({
-    scope: c.scope, id: c.id, metric: c.metric, windowStart: c.windowStart, limit: c.limit, key, free: 0, next: 0, inFlight: 0, usedAt: at, current: true,
+    scope: c.scope, id: c.id, metric: c.metric, windowStart: c.windowStart, limit: c.limit, key, free: 0, next: 0, inFlight: 0, topping: 0, usedAt: at, current: true,
   });
 
   return {
@@ -149,9 +151,11 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
       const amounts = held.map(() => 0);
       const short = slices.flatMap((s, i) => (held[i]! < want ? [i] : []));
       if (short.length === 0) return { slices, held, amounts, least };
+      // Calls side by side share the first one's slice: a burst does not take one slice per call.
+      const asked = short.map((i) => (slices[i]!.topping > 0 ? 0 : Math.max(slices[i]!.next, want)));
+      for (const i of short) slices[i]!.topping += 1;
       try {
         await releases.caughtUp();
-        const asked = short.map((i) => Math.max(slices[i]!.next, want));
         const rows = await database.query<{ scope: string; subject_id: string; metric: string; amount: number | string; last_grant: number | string }>(
           HOLD_SQL,
           [
@@ -174,7 +178,7 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
           const part = Math.min(grant, want - held[i]!);
           held[i]! += part;
           toFree(s, grant - part);
-          s.next = Math.min(2 * asked[k]!, MAX_SLICE_CALLS * want);
+          if (asked[k]! > 0) s.next = Math.min(2 * asked[k]!, MAX_SLICE_CALLS * want);
           // Calls side by side may have left slices in the remainder meanwhile.
           const more = s.current ? Math.min(s.free, want - held[i]!) : 0;
           s.free -= more;
@@ -184,6 +188,8 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
       } catch (error) {
         slices.forEach((s, i) => toFree(s, held[i]!));
         throw error;
+      } finally {
+        for (const i of short) slices[i]!.topping -= 1;
       }
       return { slices, held, amounts, least };
     },
