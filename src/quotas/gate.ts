@@ -156,7 +156,7 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
       let hold: SpendHold | null = null;
       if (demand && spendLimited(scoped)) hold = await holdSpend(scoped, demand(), now);
       else await checkSpend(scoped, now);
-      // The part not spent goes back at once; the spent part once the ledger has recorded it.
+      // The part not spent goes back to this process's slice at once; the spent part once the ledger has recorded it.
       const giveBack = (costNanos: number) => {
         if (hold) holds.settle(hold.taken, hold.nanos, Math.min(costNanos, hold.nanos), clock());
       };
