@@ -65,6 +65,7 @@ export const EnvSchema = Type.Object({
   USAGE_FLUSH_ROWS: Int(1, 100_000, 500),
   USAGE_RAW_RETENTION_DAYS: Int(0, 36_500, 30),
   QUOTA_SHARES_PER_WINDOW: Int(1, 1000, 10),
+  QUOTA_SPEND_IDLE_MS: Int(10, 3_600_000, 1000),
   PROVIDER_MAX_RESPONSE_BYTES: Int(1024, 256 * 1024 * 1024, 4 * 1024 * 1024),
   PROVIDER_MAX_EMBEDDINGS_RESPONSE_BYTES: Int(1024, 1024 * 1024 * 1024, 64 * 1024 * 1024),
   LADDER_MAX_RUN_BYTES: Int(1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
@@ -173,6 +174,8 @@ export interface Config {
     rawRetentionDays: number;
     /** A rate limit's window is handed out to processes in shares of about limit / this. */
     sharesPerWindow: number;
+    /** A process gives back the unused remainder of its slice of a spend counter after this long without calls. */
+    spendIdleMs: number;
   };
   /** Background runs: docs/background-runs.md. */
   worker: {
@@ -291,6 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       flushRows: parsed.USAGE_FLUSH_ROWS,
       rawRetentionDays: parsed.USAGE_RAW_RETENTION_DAYS,
       sharesPerWindow: parsed.QUOTA_SHARES_PER_WINDOW,
+      spendIdleMs: parsed.QUOTA_SPEND_IDLE_MS,
     },
     worker: {
       concurrency: parsed.WORKER_CONCURRENCY,

@@ -41,7 +41,11 @@ async function quotas(app: FastifyInstance, options: QuotaOptions) {
     sharesPerWindow: config.usage.sharesPerWindow,
     onError: (err) => log.warn({ err }, 'fetching a rate-limit share failed'),
   });
-  const holds = createSpendHolds(app.db, (err) => log.warn({ err }, 'giving back spend held by finished calls failed; will retry'));
+  const holds = createSpendHolds(app.database, {
+    idleMs: config.usage.spendIdleMs,
+    now: clock,
+    onError: (err) => log.warn({ err }, 'giving back held spend failed; will retry'),
+  });
   const spend = createSpendTracker(app.db, clock, holds);
   const gate = createQuotaGate({ limits, rates, spend, holds, clock });
   const ledger = createLedger(app.db, { flushMs: config.usage.flushMs, flushRows: config.usage.flushRows, spend, clock, log, onRejected: app.metrics.usageRowRejected });

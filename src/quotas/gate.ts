@@ -8,7 +8,7 @@ import { hasLimits, type Limits, type LimitsStore } from './limits-store.js';
 import type { RatePool, RateMetric, RateState } from './rate-pool.js';
 import { formatUsd, nanosOf } from '../money.js';
 import { worstCaseNanos, type SpendDemand } from './spend-demand.js';
-import type { SpendCounter, SpendHolds } from './spend-holds.js';
+import type { LimitedCounter, SpendHolds, Taken } from './spend-holds.js';
 import type { SpendMetric, SpendTracker } from './spend.js';
 import { formatReset, windowOf, type Clock } from './windows.js';
 
@@ -33,7 +33,7 @@ export const UNLIMITED: Admission = { settle: () => {}, headers: () => ({}) };
 
 /** What a call holds of its spend quotas while it runs. */
 interface SpendHold {
-  counters: SpendCounter[];
+  taken: Taken;
   /** Whole nanos held in each counter. */
   nanos: number;
   maxTokens?: number;
@@ -92,7 +92,7 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
    * even the smallest worst case does not fit in one of them.
    */
   async function holdSpend(scoped: Scoped[], demand: SpendDemand, now: number): Promise<SpendHold> {
-    const counters: Array<SpendCounter & { limit: number; s: Scoped }> = [];
+    const counters: Array<LimitedCounter & { s: Scoped }> = [];
     for (const s of scoped) {
       for (const metric of ['usd_day', 'usd_month'] as const) {
         const limit = spendLimit(s.limits, metric);
@@ -101,32 +101,27 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
     }
     const want = worstCaseNanos(demand, demand.maxCap);
     const least = worstCaseNanos(demand, demand.minCap);
-    await holds.caughtUp();
-    const results = await Promise.allSettled(counters.map((c) => holds.hold(c, c.limit, want, least)));
-    const held = results.map((r) => (r.status === 'fulfilled' ? r.value : { held: 0, amount: 0 }));
+    const taken = await holds.hold(counters, want, least);
     // What every counter granted: the call may use the least of them.
-    let nanos = Math.min(...held.map((h) => h.held));
+    let nanos = Math.min(...taken.held);
     let maxTokens: number | undefined;
-    const refused = held.findIndex((h) => h.held < least);
+    const refused = taken.held.findIndex((h) => h < least);
     if (refused === -1 && demand.lowerable) {
       const affordable = demand.perCapTokenNanos > 0 ? Math.floor((nanos - demand.promptNanos) / demand.perCapTokenNanos + 1e-9) : demand.maxCap;
       maxTokens = Math.max(demand.minCap, Math.min(demand.maxCap, affordable));
       nanos = Math.min(nanos, worstCaseNanos(demand, maxTokens));
     }
-    const kept = refused === -1 ? nanos : 0;
-    counters.forEach((c, i) => holds.release(c, held[i]!.held - kept, false));
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    holds.keep(taken, refused === -1 ? nanos : null);
     if (refused !== -1) {
       const c = counters[refused]!;
       const period = c.metric === 'usd_day' ? 'daily' : 'monthly';
       throw quotaExceeded(
-        `Spend quota exceeded: ${c.s.label} has spent or holds for calls in flight ${formatUsd(held[refused]!.amount)} of its ${period} limit of ` +
+        `Spend quota exceeded: ${c.s.label} has spent or holds for calls in flight ${formatUsd(taken.amounts[refused]!)} of its ${period} limit of ` +
           `${formatUsd(c.limit)}, and this call may cost up to ${formatUsd(least)} (UTC ${c.metric === 'usd_day' ? 'day' : 'month'}); ` +
           `the quota resets at ${new Date(windowOf(c.metric, now).end).toISOString()}.`,
       );
     }
-    return { counters, nanos, ...(maxTokens !== undefined ? { maxTokens } : {}) };
+    return { taken, nanos, ...(maxTokens !== undefined ? { maxTokens } : {}) };
   }
 
   /** The tightest limit of each rate metric over the subject's scopes, as OpenAI's headers. */
@@ -162,16 +157,9 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
       let hold: SpendHold | null = null;
       if (demand && spendLimited(scoped)) hold = await holdSpend(scoped, demand(), now);
       else await checkSpend(scoped, now);
+      // The part not spent goes back to this process's slice at once; the spent part once the ledger has recorded it.
       const giveBack = (costNanos: number) => {
-        // The part not spent goes back at once; the spent part once the ledger has recorded it,
-        // which it does in the window the call ends in: a hold of an earlier window goes back now.
-        const cost = Math.min(costNanos, hold?.nanos ?? 0);
-        const end = clock();
-        for (const c of hold?.counters ?? []) {
-          const sameWindow = windowOf(c.metric, end).start === c.windowStart;
-          holds.release(c, sameWindow ? hold!.nanos - cost : hold!.nanos, false);
-          if (sameWindow) holds.release(c, cost, true);
-        }
+        if (hold) holds.settle(hold.taken, hold.nanos, Math.min(costNanos, hold.nanos), clock());
       };
       const taken: Array<{ s: Scoped; metric: RateMetric; amount: number }> = [];
       const windowStart = windowOf('requests', now).start;

@@ -1,7 +1,8 @@
 // What each limited subject has spent in the current UTC day and month, as this process sees
-// it: the shared total as of the last ledger batch or refresh (`base`, which includes what calls
-// in flight hold, see spend-holds.ts), plus what this process recorded since (`pending`). Ledger batches advance the shared counters and bring back the
-// totals, so other processes' spending is seen within one flush interval.
+// it: the shared total as of the last ledger batch or refresh (`base`, which includes what
+// processes hold for calls in flight and in their slices, see spend-holds.ts), plus what this
+// process recorded since (`pending`). Ledger batches advance the shared counters and bring back
+// the totals, so other processes' spending is seen within one flush interval.
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { quotaWindows, type QuotaScope } from '../db/schema.js';

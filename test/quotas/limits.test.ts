@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { adminHeaders } from '../helpers/build.js';
 import { chat, HI, quotaUser, setAccountLimits, setKeyLimits, startQuotaHarness, type QuotaHarness } from './helpers.js';
 
@@ -172,9 +172,11 @@ describe('spend quotas', () => {
     // Two holds of $1.00 fit in $2.50, a third does not, whatever the order.
     expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(2);
     expect(answers.filter((a) => a.statusCode === 402)).toHaveLength(4);
-    // Once the ledger has recorded the costs, the counter holds exactly what was spent.
+    // Once the ledger has recorded the costs and the slice, idle for a second, has gone back,
+    // the counter holds exactly what was spent.
     await h.app.usageLedger.flush();
-    expect(await spendRow(user.keyId)).toEqual([1_600_000_000]);
+    h.clock.advance(1000);
+    await vi.waitFor(async () => expect(await spendRow(user.keyId)).toEqual([1_600_000_000]), { timeout: 5000 });
   });
 
   it('a call that sets no max_tokens is sent with the max_tokens the quota pays; none left: 402', async () => {
@@ -205,7 +207,8 @@ describe('spend quotas', () => {
     await h.app.usageLedger.flush();
     expect((await chat(h.app, user.second.headers, SPEND)).statusCode).toBe(200);
     await h.app.usageLedger.flush();
-    expect(await spendRow(user.id, 'usd_month')).toEqual([1_600_000_000]);
+    h.clock.advance(1000);
+    await vi.waitFor(async () => expect(await spendRow(user.id, 'usd_month')).toEqual([1_600_000_000]), { timeout: 5000 });
     const refused = await chat(h.app, user.headers, SPEND);
     expect(refused.statusCode).toBe(402);
     expect(refused.json().error.message).toBe(

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { formatUsd, nanosOf } from '../../src/money.js';
 import { startFakeOpenAI, type FakeVendor } from '../fakes/vendors.js';
@@ -144,12 +144,16 @@ describe(`${N} instances on one database`, () => {
     // Holds are worst cases ($0.002616 each, $0.0026 more than they cost): 19 fit in $0.05.
     expect(ok.length).toBeGreaterThanOrEqual(Math.floor(limitNanos / worstCall));
     console.log(`usd_per_day $${limit}, ${N} instances x ${SPEND_CONCURRENCY} concurrent calls: ${ok.length} admitted, spent ${formatUsd(spent)} (${(spent / limitNanos).toFixed(2)}x the limit)`);
-    // Once every ledger has written its batch, the shared counter holds exactly what was spent.
+    // Once every ledger has written its batch and every slice, idle for a second, has gone
+    // back, the shared counter holds exactly what was spent.
     for (const { app } of apps) await app.usageLedger.flush();
-    const [row] = await apps[0]!.database.query<{ amount: number | string }>(
-      "select amount from quota_windows where subject_id = $1 and metric = 'usd_day'",
-      [key.id],
-    );
-    expect(Number(row!.amount)).toBe(spent);
+    clock.advance(1000);
+    await vi.waitFor(async () => {
+      const [row] = await apps[0]!.database.query<{ amount: number | string }>(
+        "select amount from quota_windows where subject_id = $1 and metric = 'usd_day'",
+        [key.id],
+      );
+      expect(Number(row!.amount)).toBe(spent);
+    }, { timeout: 5000 });
   });
 });
