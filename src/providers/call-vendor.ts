@@ -125,10 +125,17 @@ export async function postJson<T>(call: VendorExchange, path: string, parse: (bo
   }
 }
 
-/** A vendor's non-2xx answer read through undici's `request` (streams), a bounded part of its body, normalised. */
-export async function failedStatus(call: VendorExchange, response: Dispatcher.ResponseData, requestId: string | null): Promise<VendorError> {
+/** A streamed answer's body as failedStatus reads it: its bytes, and a way to stop them. */
+export interface ErrorBody extends AsyncIterable<Uint8Array> {
+  destroy(error?: Error): unknown;
+}
+
+/** A vendor's non-2xx answer to a stream request, a bounded part of its body, normalised. */
+export async function failedStatus(call: VendorExchange, response: { statusCode: number; headers: Record<string, string | string[]>; body: ErrorBody }, requestId: string | null): Promise<VendorError> {
   const status = response.statusCode;
-  const text = status >= 300 && status < 400 ? (await response.body.dump(), '') : await readText(response.body, ERROR_BODY_LIMIT);
+  // A redirect's body is read and dropped (the connection stays usable), as undici's dump() did.
+  const read = await readText(response.body, ERROR_BODY_LIMIT);
+  const text = status >= 300 && status < 400 ? '' : read;
   return vendorStatusError(call, status, response.headers, text, requestId);
 }
 
@@ -183,10 +190,10 @@ function parseJson(text: string): unknown {
 }
 
 /** Reads an error body up to `limit` bytes; past it the text is dropped (the status says enough). */
-async function readText(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
+async function readText(body: ErrorBody, limit: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
+  for await (const chunk of body) {
     size += chunk.length;
     if (size > limit) {
       body.destroy();

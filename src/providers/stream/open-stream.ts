@@ -3,7 +3,9 @@
 // so the router falls back exactly as for a whole answer.
 import type { VendorCall } from '../call-vendor.js';
 import { failedStatus, fromSocketError } from '../call-vendor.js';
-import { first, transportError, VendorError } from '../vendor-errors.js';
+import { parsedHeaders, rawHeader } from '../collect-body.js';
+import { transportError, VendorError } from '../vendor-errors.js';
+import { VendorBody } from './vendor-body.js';
 import { FIRST_BYTE, VendorStream, type StreamLimits } from './vendor-stream.js';
 
 export interface StreamCall extends VendorCall {
@@ -31,20 +33,20 @@ export async function openVendorStream(call: StreamCall): Promise<OpenedVendorSt
   let stream: VendorStream | null = null;
   const firstByte = setTimeout(() => controller.abort(FIRST_BYTE), limits.firstByteMs);
   try {
-    const response = await target.dispatcher.request({
+    const body = new VendorBody(target.dispatcher, {
       origin: target.origin,
       path: support.path ? support.path(target.basePath, call.vendorModel) : adapter.path(target.basePath, call.vendorModel),
       method: 'POST',
       headers: call.headers ? { ...adapter.headers(call.apiKey), ...call.headers } : adapter.headers(call.apiKey),
       body: call.body,
-      signal: controller.signal,
       headersTimeout: limits.firstByteMs,
       bodyTimeout: limits.idleMs,
-    });
-    const requestId = first(response.headers[adapter.requestIdHeader]) ?? null;
-    const status = response.statusCode;
-    if (status < 200 || status >= 300) throw await failedStatus(call, response, requestId);
-    stream = new VendorStream({ provider, body: response.body, reader: support.reader(call.request), controller, limits, opaque: target.opaque, apiKey: call.apiKey, release });
+    }, controller.signal);
+    await body.head;
+    const requestId = rawHeader(body.rawHeaders, adapter.requestIdHeader) ?? null;
+    const status = body.status;
+    if (status < 200 || status >= 300) throw await failedStatus(call, { statusCode: status, headers: parsedHeaders(body.rawHeaders), body }, requestId);
+    stream = new VendorStream({ provider, body, reader: support.reader(call.request), controller, limits, opaque: target.opaque, apiKey: call.apiKey, release });
     await stream.open();
     return { stream, status, requestId };
   } catch (error) {
