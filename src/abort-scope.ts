@@ -13,6 +13,57 @@ export interface AbortScope {
 
 type OnAbort = (reason: unknown) => void;
 
+/**
+ * "The caller left", for a request that is usually answered long before: what an
+ * AbortController gives, without building an AbortSignal (an EventTarget: microseconds of CPU
+ * and about a kilobyte) for every request. `signal` makes a real one for the rare code that needs it.
+ */
+export class CallerGone {
+  aborted = false;
+  reason: unknown = undefined;
+  #callbacks: Set<OnAbort> | null = null;
+  #controller: AbortController | null = null;
+
+  abort(reason: unknown = new DOMException('This operation was aborted', 'AbortError')): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const callbacks = this.#callbacks;
+    this.#callbacks = null;
+    if (callbacks) for (const callback of callbacks) callback(reason);
+    this.#controller?.abort(reason);
+  }
+
+  /** A real AbortSignal that aborts with this handle (made on first use). */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.aborted) this.#controller.abort(this.reason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** @internal `whenAborted`'s registration for a handle. */
+  add(onAbort: OnAbort): void {
+    (this.#callbacks ??= new Set()).add(onAbort);
+  }
+
+  /** @internal `forget`'s. */
+  delete(onAbort: OnAbort): void {
+    this.#callbacks?.delete(onAbort);
+  }
+}
+
+/** What a call may be cancelled by: a signal, or the cheaper handle of a caller that may leave. */
+export type CallerSignal = AbortSignal | CallerGone;
+
+/** The AbortSignal for an API that takes only that (timers, undici). */
+export function realSignal(signal: CallerSignal): AbortSignal;
+export function realSignal(signal: CallerSignal | undefined): AbortSignal | undefined;
+export function realSignal(signal: CallerSignal | undefined): AbortSignal | undefined {
+  return signal instanceof CallerGone ? signal.signal : signal;
+}
+
 const waiting = new WeakMap<AbortSignal, Set<OnAbort>>();
 
 /**
@@ -20,7 +71,8 @@ const waiting = new WeakMap<AbortSignal, Set<OnAbort>>();
  * caller checks `parent.aborted` first. `forget(parent, onAbort)` unlinks it. Cheaper than an
  * AbortController per operation when the operation can be stopped directly (a vendor call).
  */
-export function whenAborted(parent: AbortSignal, onAbort: OnAbort): void {
+export function whenAborted(parent: CallerSignal, onAbort: OnAbort): void {
+  if (parent instanceof CallerGone) return parent.add(onAbort);
   let callbacks = waiting.get(parent);
   if (!callbacks) {
     const created = new Set<OnAbort>();
@@ -35,12 +87,13 @@ export function whenAborted(parent: AbortSignal, onAbort: OnAbort): void {
   callbacks.add(onAbort);
 }
 
-export function forget(parent: AbortSignal, onAbort: OnAbort): void {
+export function forget(parent: CallerSignal, onAbort: OnAbort): void {
+  if (parent instanceof CallerGone) return parent.delete(onAbort);
   waiting.get(parent)?.delete(onAbort);
 }
 
 /** A scope that aborts when `parent` does, or when aborted itself. */
-export function abortScope(parent?: AbortSignal): AbortScope {
+export function abortScope(parent?: CallerSignal): AbortScope {
   const controller = new AbortController();
   const abort: OnAbort = (reason) => controller.abort(reason);
   const scope: AbortScope = { signal: controller.signal, abort, dispose: () => {} };

@@ -1,7 +1,7 @@
 // API keys: `ldr_live_<lookup id>_<secret>`. The lookup id finds the row (and is shown as
 // the key's prefix); the secret is only ever compared as a SHA-256 digest, in constant time.
 // A fast hash is right here: the key carries 256 bits of entropy, so it cannot be guessed.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const SCHEME = 'ldr_live_';
 const KEY_PATTERN = /^ldr_live_([A-Za-z0-9]{8})_([A-Za-z0-9_-]{43})$/;
@@ -26,11 +26,15 @@ export function apiKeyPrefix(candidate: string): string | null {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
-export function apiKeyMatches(candidate: string, storedHash: string): boolean {
-  const actual = Buffer.from(hashApiKey(candidate), 'hex');
-  const expected = Buffer.from(storedHash, 'hex');
+/**
+ * Whether `candidate` hashes to the stored digest (hex, or its bytes: the authenticator decodes
+ * it once per cached key). One-shot hashing: no Hash object, no hex round trip for the candidate.
+ */
+export function apiKeyMatches(candidate: string, storedHash: string | Buffer): boolean {
+  const actual = hash('sha256', candidate, 'buffer');
+  const expected = typeof storedHash === 'string' ? Buffer.from(storedHash, 'hex') : storedHash;
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

@@ -58,9 +58,11 @@ export function createLazyCompilers(): LazyCompilers {
       if (real.schemaEnv !== undefined) standIn.schemaEnv = real.schemaEnv;
       return real;
     };
-    const standIn = function (this: unknown, ...args: unknown[]) {
-      const fn = load();
-      const result = fn.apply(this, args);
+    // Fastify calls a validator with the data and, when it has `schemaEnv`, Ajv's context; a serializer with the data.
+    // Two fixed parameters and a direct call (no rest array, no apply) keep a warm route's stand-in nearly free.
+    const standIn = function (this: unknown, data: unknown, context: unknown) {
+      const fn = real ?? load();
+      const result = fn.call(this, data, context);
       standIn.errors = fn.errors;
       return result;
     } as F;

@@ -1,6 +1,7 @@
 // Services for direct model access: the caller's connections and the fallback router.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import type { CallerSignal } from '../abort-scope.js';
 import { instrumentRouter } from '../metrics/instrument-router.js';
 import { createProviderRouter, type ProviderRouter, type RouterLogger } from '../providers/router.js';
 import type { RoutedStream } from '../providers/stream/routed-stream.js';
@@ -16,7 +17,7 @@ declare module 'fastify' {
     connections: ConnectionService;
     providerRouter: ProviderRouter;
     /** One model call on behalf of an account, through its connections and fallback. */
-    callModel(accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
+    callModel(accountId: string, request: ChatRequest, signal?: CallerSignal, log?: RouterLogger): Promise<ChatResult>;
     /** The same call streamed: resolves with the first chunk in hand; `signal` cancels the stream too. */
     streamModel(accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger): Promise<RoutedStream>;
     /** Embeddings on behalf of an account, through its connections whose vendor has them. */
@@ -45,7 +46,7 @@ async function providers(app: FastifyInstance) {
   }), app.metrics);
   app.decorate('connections', connections);
   app.decorate('providerRouter', router);
-  app.decorate('callModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger) =>
+  app.decorate('callModel', async (accountId: string, request: ChatRequest, signal?: CallerSignal, log?: RouterLogger) =>
     router.call(request, await connections.forRouting(accountId), signal, log),
   );
   app.decorate('streamModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger) =>

@@ -166,16 +166,15 @@ export function costOf(model: string, usage: Usage, table: PriceTable = defaultP
   const price = priceOf(model, table);
   const cached = price.cachedInput === undefined ? 0 : Math.min(usage.prompt_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
   const reasoning = price.reasoning === undefined ? 0 : Math.min(usage.completion_tokens, usage.completion_tokens_details?.reasoning_tokens ?? 0);
-  const parts: Array<[number, number]> = [
-    [usage.prompt_tokens - cached, price.input],
-    [cached, price.cachedInput ?? 0],
-    [usage.completion_tokens - reasoning, price.output],
-    [reasoning, price.reasoning ?? 0],
-  ];
-  let units = 0;
-  for (const [tokens, usd] of parts) units += tokens * nanosPerMillion(usd);
+  const input = usage.prompt_tokens - cached;
+  const output = usage.completion_tokens - reasoning;
+  const cachedRate = price.cachedInput ?? 0;
+  const reasoningRate = price.reasoning ?? 0;
+  // Summed without building the parts: this runs on every call.
+  const units = input * nanosPerMillion(price.input) + cached * nanosPerMillion(cachedRate) + output * nanosPerMillion(price.output) + reasoning * nanosPerMillion(reasoningRate);
   if (units > Number.MAX_SAFE_INTEGER) {
     // Beyond 2^53 a double no longer holds every integer (10M tokens at $1,000 per million): redo it in BigInt.
+    const parts: Array<[number, number]> = [[input, price.input], [cached, cachedRate], [output, price.output], [reasoning, reasoningRate]];
     let exact = 0n;
     for (const [tokens, usd] of parts) exact += BigInt(Math.round(tokens)) * BigInt(nanosPerMillion(usd));
     return Number((exact + 500_000n) / 1_000_000n);

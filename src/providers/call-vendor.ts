@@ -1,7 +1,7 @@
 // One HTTP exchange with one vendor: send, bound by a total deadline, read (src/providers/collect-body.ts), parse once, normalise.
 import type { Dispatcher } from 'undici';
 import { ShapeError, type VendorAdapter, type VendorOutput } from './adapters/types.js';
-import { forget, whenAborted } from '../abort-scope.js';
+import { forget, whenAborted, type CallerSignal } from '../abort-scope.js';
 import { storableJson } from '../unicode.js';
 import { BodyCollector, ERROR_BODY_LIMIT, RESPONSE_TOO_LARGE, bodyText, parsedHeaders, rawHeader } from './collect-body.js';
 import { ENDPOINT_NOT_ALLOWED } from './ssrf.js';
@@ -30,7 +30,7 @@ export interface VendorExchange {
   headers?: Record<string, string> | undefined;
   timeoutMs: number;
   maxResponseBytes: number;
-  signal?: AbortSignal | undefined;
+  signal?: CallerSignal | undefined;
   /** The whole call's deadline; an exchange that keeps it (postJson) stops its attempt there and marks it passed. */
   deadline?: CallDeadline | undefined;
 }

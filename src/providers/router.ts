@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { ApiError } from '../errors.js';
-import { abortScope } from '../abort-scope.js';
+import { abortScope, realSignal, type CallerSignal } from '../abort-scope.js';
 import { adapters } from './adapters/index.js';
 import { tracedExchange, type AttemptOperation, type AttemptTracer } from './attempt-tracer.js';
 import { CircuitBreaker, circuitKey, type BreakerOptions } from './breaker.js';
@@ -82,7 +82,7 @@ interface Routed<T> {
 
 export interface ProviderRouter {
   /** `log` replaces the router's logger for this call (e.g. a request's, to carry its id). */
-  call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<ChatResult>;
+  call(request: ChatRequest, connections: ProviderConnection[], signal?: CallerSignal, log?: RouterLogger): Promise<ChatResult>;
   /**
    * The same call streamed: resolves once the first chunk is in hand (fallback happens before
    * it), with the stream to read on. `signal` also cancels the stream later on.
@@ -128,7 +128,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     maxEventChars: maxResponseBytes,
   };
 
-  async function call(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<ChatResult> {
+  async function call(request: ChatRequest, connections: ProviderConnection[], signal?: CallerSignal, log = logger): Promise<ChatResult> {
     const whole: Exchange<Awaited<ReturnType<typeof callVendor>>> = {
       operation: 'chat',
       keepsDeadline: true,
@@ -167,7 +167,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
   }
 
   /** `candidates`: never empty (each kind of call says itself why none can serve it). */
-  async function route<T>(candidates: Candidate[], signal: AbortSignal | undefined, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
+  async function route<T>(candidates: Candidate[], signal: CallerSignal | undefined, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
     // One deadline for the whole call (for a stream: its opening): N hanging connections cost requestTimeoutMs, not N attempts.
     const deadline: CallDeadline = { at: performance.now() + requestTimeoutMs, passed: false };
     const sent = options.tracer ? tracedExchange(exchange, options.tracer) : exchange;
@@ -186,7 +186,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     }
   }
 
-  async function attemptAll<T>(candidates: Candidate[], signal: AbortSignal | undefined, deadline: CallDeadline, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
+  async function attemptAll<T>(candidates: Candidate[], signal: CallerSignal | undefined, deadline: CallDeadline, log: RouterLogger | undefined, exchange: Exchange<T>): Promise<Routed<T>> {
     const attempts: Attempt[] = [];
     const failures: VendorError[] = [];
     let upstreamMs = 0;
@@ -268,7 +268,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
           const waitStarted = performance.now();
           const left = deadline.at - waitStarted;
           try {
-            await sleep(Math.max(0, Math.min(delay, left)), undefined, { signal });
+            await sleep(Math.max(0, Math.min(delay, left)), undefined, { signal: realSignal(signal) });
           } catch {
             if (pastDeadline()) throw requestTimedOut(requestTimeoutMs, attempts, upstreamMs);
             throw final(transportError(connection.provider, 'abort', 'request aborted by the caller'), attempts, upstreamMs);

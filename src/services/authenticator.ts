@@ -22,7 +22,8 @@ export interface Principal {
 
 interface StoredKey {
   principal: Principal;
-  hash: string;
+  /** The key's SHA-256 digest, decoded once from the row's hex. */
+  hash: Buffer;
   revoked: boolean;
   accountDisabled: boolean;
 }
@@ -70,7 +71,7 @@ export function createAuthenticator(db: Db, ttlMs: number): Authenticator {
       .where(eq(apiKeys.keyPrefix, prefix));
     const key: StoredKey | null = row
       ? {
-          hash: row.hash,
+          hash: Buffer.from(row.hash, 'hex'),
           revoked: row.revokedAt !== null,
           accountDisabled: row.disabledAt !== null,
           principal: {

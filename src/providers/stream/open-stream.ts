@@ -1,6 +1,7 @@
 // Opening one vendor stream: the request, the status check and the read up to the first chunk,
 // all within the first-byte limit. Any failure in that window is an ordinary VendorError,
 // so the router falls back exactly as for a whole answer.
+import { realSignal } from '../../abort-scope.js';
 import type { VendorCall } from '../call-vendor.js';
 import { failedStatus, fromSocketError } from '../call-vendor.js';
 import { parsedHeaders, rawHeader } from '../collect-body.js';
@@ -28,7 +29,8 @@ export async function openVendorStream(call: StreamCall): Promise<OpenedVendorSt
   const controller = new AbortController();
   const onAbort = () => controller.abort();
   const release = () => call.lifetime?.removeEventListener('abort', onAbort);
-  call.signal?.addEventListener('abort', onAbort, { once: true });
+  const signal = realSignal(call.signal);
+  signal?.addEventListener('abort', onAbort, { once: true });
   call.lifetime?.addEventListener('abort', onAbort, { once: true });
   let stream: VendorStream | null = null;
   const firstByte = setTimeout(() => controller.abort(FIRST_BYTE), limits.firstByteMs);
@@ -59,6 +61,6 @@ export async function openVendorStream(call: StreamCall): Promise<OpenedVendorSt
     throw fromSocketError(provider, error, target.opaque, call.maxResponseBytes);
   } finally {
     clearTimeout(firstByte);
-    call.signal?.removeEventListener('abort', onAbort);
+    signal?.removeEventListener('abort', onAbort);
   }
 }

@@ -1,6 +1,7 @@
 // POST /v1/chat/completions: one model call through the caller's connections, with fallback.
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { CallerGone } from '../../abort-scope.js';
 import { clientClosedRequest } from '../../errors.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/chat.js';
@@ -37,16 +38,16 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const subject = subjectOf(request.principal);
       return streamChatCompletion(app, reply, { subject, body, chatRequest: toChatRequest(body), log: request.log });
     }
-    const abort = new AbortController();
     // A caller that hangs up should not keep a vendor call (and its cost) running.
+    const gone = new CallerGone();
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
+      if (!reply.raw.writableFinished) gone.abort();
     });
     try {
       const chatRequest = toChatRequest(body);
       // quotas: limits before the call; cost, rate headers and a ledger row after it.
       const result = await app.metering.direct(subjectOf(request.principal), reply, chatRequest, (sent) =>
-        app.callModel(request.principal.accountId, sent, abort.signal, request.log),
+        app.callModel(request.principal.accountId, sent, gone, request.log),
       );
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
       if (result.model) setTextHeader(reply, 'x-ladder-model', result.model);
@@ -55,7 +56,7 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     } catch (error) {
       // Failed calls still say what was tried; the error handler renders the body.
       if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
-      if (abort.signal.aborted) throw clientClosedRequest();
+      if (gone.aborted) throw clientClosedRequest();
       throw error;
     }
   });
