@@ -5,6 +5,7 @@
 // Performance). The handler speaks the callback interface undici's own `request` is built on
 // (onConnect, onHeaders, onData, onComplete, onError), which undici passes on unwrapped.
 import type { Dispatcher } from 'undici';
+import { DispatchExchange } from './dispatch-exchange.js';
 
 export interface CollectedAnswer {
   status: number;
@@ -27,12 +28,10 @@ const DROPPED = Symbol('error body dropped');
  * Sends one request and collects its answer. `abort(reason)` settles the call at once with
  * `reason` (whether or not a socket was assigned yet) and releases the socket.
  */
-export class BodyCollector implements Dispatcher.DispatchHandler {
+export class BodyCollector extends DispatchExchange {
   readonly answer: Promise<CollectedAnswer>;
   private resolve!: (answer: CollectedAnswer) => void;
   private reject!: (error: unknown) => void;
-  private abortRequest: ((reason: Error) => void) | null = null;
-  private abortReason: Error | null = null;
   private settled = false;
   /** The answer's status and headers once they came (0 and none before). */
   status = 0;
@@ -43,6 +42,7 @@ export class BodyCollector implements Dispatcher.DispatchHandler {
 
   /** `limit`: the largest 2xx body accepted. */
   constructor(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, private readonly maxBytes: number) {
+    super();
     this.limit = maxBytes;
     this.answer = new Promise((resolve, reject) => {
       this.resolve = resolve;
@@ -53,13 +53,7 @@ export class BodyCollector implements Dispatcher.DispatchHandler {
 
   abort(reason: Error): void {
     this.fail(reason);
-    if (this.abortRequest) this.abortRequest(reason);
-    else this.abortReason ??= reason;
-  }
-
-  onConnect(abort: (reason?: Error) => void): void {
-    if (this.abortReason) abort(this.abortReason);
-    else this.abortRequest = abort;
+    this.stopExchange(reason);
   }
 
   onHeaders(status: number, rawHeaders: Buffer[], _resume: () => void, _statusText: string): boolean {

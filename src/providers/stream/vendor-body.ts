@@ -4,6 +4,7 @@
 // iterator, a nextTick between a network read and its reader) that cost a stream's first token
 // about as much as the rest of its opening (README, Performance, streaming).
 import type { Dispatcher } from 'undici';
+import { DispatchExchange } from '../dispatch-exchange.js';
 
 /** Bytes held for a reader that is behind before the vendor's socket is paused (undici's Readable holds as much). */
 const HIGH_WATER = 64 * 1024;
@@ -13,15 +14,13 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-export class VendorBody implements Dispatcher.DispatchHandler, AsyncIterable<Uint8Array>, AsyncIterator<Uint8Array> {
+export class VendorBody extends DispatchExchange implements AsyncIterable<Uint8Array>, AsyncIterator<Uint8Array> {
   /** Settles when the status and headers came (a final status, not 1xx), or with what failed before them. */
   readonly head: Promise<void>;
   status = 0;
   rawHeaders: Array<Buffer | string> = [];
   private headResolve!: () => void;
   private headReject!: (error: unknown) => void;
-  private abortRequest: ((reason: Error) => void) | null = null;
-  private abortReason: Error | null = null;
   private resume: (() => void) | null = null;
   private paused = false;
   private chunks: Buffer[] = [];
@@ -33,6 +32,7 @@ export class VendorBody implements Dispatcher.DispatchHandler, AsyncIterable<Uin
 
   /** `signal` aborts the exchange at any point; the reader then gets undici's abort error. */
   constructor(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: AbortSignal) {
+    super();
     this.head = new Promise((resolve, reject) => {
       this.headResolve = resolve;
       this.headReject = reject;
@@ -97,13 +97,7 @@ export class VendorBody implements Dispatcher.DispatchHandler, AsyncIterable<Uin
   destroy(error: Error = new Error('the stream was closed')): void {
     if (this.complete || this.error !== null) return;
     this.fail(error);
-    if (this.abortRequest) this.abortRequest(error);
-    else this.abortReason ??= error;
-  }
-
-  onConnect(abort: (reason?: Error) => void): void {
-    if (this.abortReason) abort(this.abortReason);
-    else this.abortRequest = abort;
+    this.stopExchange(error);
   }
 
   onHeaders(status: number, rawHeaders: Buffer[], resume: () => void, _statusText: string): boolean {
