@@ -3,7 +3,7 @@
 // metering opened, the routed stream with its routing headers, the event-stream reply, and the
 // relay's outcome as the metrics name it. Failures up to the first event are thrown, so each
 // route answers them plainly in its own error shape.
-import type { Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError, clientClosedRequest } from '../../errors.js';
 import type { StreamOutcome } from '../../metrics/recorder.js';
@@ -44,13 +44,22 @@ export async function openStream(app: FastifyInstance, reply: FastifyReply, subj
   return { routed, meter, signal: abort.signal };
 }
 
-/** The reply as server-sent events, unbuffered by proxies; `events` is what the relay writes. */
-export function sendEventStream(reply: FastifyReply, events: Readable): FastifyReply {
-  return reply
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache, no-transform')
-    .header('x-accel-buffering', 'no')
-    .send(events);
+/**
+ * The reply as server-sent events, unbuffered by proxies: the response itself, which the relay
+ * writes. Written straight to the response rather than through a stream fastify pipes into it:
+ * the first event leaves in the relay's own write (with the head, which Node holds until then)
+ * instead of a tick later, and no event goes through a Transform (CHANGELOG, Unreleased, has the
+ * figures). fastify still logs the request and runs its onResponse hooks.
+ */
+export function startEventStream(reply: FastifyReply): ServerResponse {
+  reply.hijack();
+  const response = reply.raw;
+  // The routing and rate-limit headers openStream set on the reply, which fastify no longer sends.
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) response.setHeader(name, value);
+  response.setHeader('content-type', 'text/event-stream; charset=utf-8');
+  response.setHeader('cache-control', 'no-cache, no-transform');
+  response.setHeader('x-accel-buffering', 'no');
+  return response.writeHead(200);
 }
 
 const OUTCOMES: Record<string, StreamOutcome> = {

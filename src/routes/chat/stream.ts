@@ -3,7 +3,6 @@
 // quotas, every candidate failing) is a plain JSON answer; after it, one in-stream error event.
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { PassThrough } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import type { StreamOutcome } from '../../metrics/recorder.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
@@ -14,7 +13,7 @@ import type { DirectChatRequest } from '../../schemas/chat.js';
 import { estimatePromptTokens } from '../../usage/metering.js';
 import { streamedUsage, type StreamMeter } from '../../usage/stream-metering.js';
 import { ChunkWriter, type StreamErrorBody } from './chunk-writer.js';
-import { openStream, sendEventStream, streamOutcome } from './stream-opening.js';
+import { openStream, startEventStream, streamOutcome } from './stream-opening.js';
 
 export interface StreamContext {
   subject: QuotaSubject;
@@ -26,7 +25,7 @@ export interface StreamContext {
 export async function streamChatCompletion(app: FastifyInstance, reply: FastifyReply, context: StreamContext): Promise<FastifyReply> {
   const { subject, body, chatRequest, log } = context;
   const { routed, meter, signal } = await openStream(app, reply, subject, chatRequest, log);
-  const out = new PassThrough();
+  const out = startEventStream(reply);
   const writer = new ChunkWriter(out, signal, {
     id: `ldr-chat-${randomUUID()}`,
     model: body.model,
@@ -39,7 +38,7 @@ export async function streamChatCompletion(app: FastifyInstance, reply: FastifyR
   ).finally(() => {
     if (!out.writableEnded) out.end();
   });
-  return sendEventStream(reply, out);
+  return reply;
 }
 
 /** Vendor chunks to the client, one network read at a time; settles the metering however it ends. */

@@ -1,7 +1,6 @@
 // POST /v1/messages with `stream: true`: the routed stream written as Anthropic's events. As on
 // chat: what fails before the first chunk (auth, validation, quotas, every candidate) is a plain
 // answer (here in Anthropic's error shape); after it, one `error` event and no message_stop.
-import { PassThrough } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import type { StreamOutcome } from '../../metrics/recorder.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
@@ -10,7 +9,7 @@ import type { QuotaSubject } from '../../quotas/gate.js';
 import { estimatePromptTokens } from '../../usage/metering.js';
 import { streamedUsage, type StreamMeter } from '../../usage/stream-metering.js';
 import { inStreamError } from '../chat/stream.js';
-import { openStream, sendEventStream, streamOutcome } from '../chat/stream-opening.js';
+import { openStream, startEventStream, streamOutcome } from '../chat/stream-opening.js';
 import { messageId } from './answer.js';
 import { MessagesEventWriter } from './event-writer.js';
 
@@ -24,7 +23,7 @@ export interface MessagesStreamContext {
 export async function streamMessage(app: FastifyInstance, reply: FastifyReply, context: MessagesStreamContext): Promise<FastifyReply> {
   const { subject, chatRequest, log } = context;
   const { routed, meter, signal } = await openStream(app, reply, subject, chatRequest, log);
-  const out = new PassThrough();
+  const out = startEventStream(reply);
   const writer = new MessagesEventWriter(out, signal, { id: messageId(), model: context.model });
   void relay(routed, writer, meter, signal, estimatePromptTokens(chatRequest), log).then(
     (outcome) => app.metrics.streamEnded(outcome),
@@ -32,7 +31,7 @@ export async function streamMessage(app: FastifyInstance, reply: FastifyReply, c
   ).finally(() => {
     if (!out.writableEnded) out.end();
   });
-  return sendEventStream(reply, out);
+  return reply;
 }
 
 async function relay(routed: RoutedStream, writer: MessagesEventWriter, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {

@@ -1,7 +1,6 @@
 // POST /v1/responses with `stream: true`: the routed chat stream relayed as Responses events.
 // As for streamed chat, everything that can fail before the first chunk (validation, quotas,
 // every candidate failing) is a plain JSON answer; after it, a response.failed event.
-import { PassThrough } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import type { StreamOutcome } from '../../metrics/recorder.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
@@ -13,7 +12,7 @@ import type { ResponseObject } from '../../schemas/responses.js';
 import { estimatePromptTokens } from '../../usage/metering.js';
 import { streamedUsage } from '../../usage/stream-metering.js';
 import { inStreamError } from '../chat/stream.js';
-import { openStream, sendEventStream, streamOutcome } from '../chat/stream-opening.js';
+import { openStream, startEventStream, streamOutcome } from '../chat/stream-opening.js';
 import { ResponseEventWriter } from './event-writer.js';
 
 export interface ResponseStreamContext {
@@ -29,12 +28,12 @@ export interface ResponseStreamContext {
 export async function streamResponse(app: FastifyInstance, reply: FastifyReply, context: ResponseStreamContext): Promise<FastifyReply> {
   const { subject, chatRequest, log } = context;
   const { routed, meter, signal } = await openStream(app, reply, subject, chatRequest, log);
-  const out = new PassThrough();
+  const out = startEventStream(reply);
   const writer = new ResponseEventWriter(out, signal);
   void relay(routed, writer, context, signal, (usage, outcome) => meter.finish(routed.provider, usage, outcome))
     .then((outcome) => app.metrics.streamEnded(outcome), (error: unknown) => log.error({ err: error }, 'responses stream relay failed'))
     .finally(() => writer.end());
-  return sendEventStream(reply, out);
+  return reply;
 }
 
 type Finish = (usage: ReturnType<typeof streamedUsage>, outcome: string) => void;
