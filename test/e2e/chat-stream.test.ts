@@ -423,7 +423,7 @@ describe('Anthropic and Gemini streams, translated to the same chunks', () => {
 });
 
 describe('metrics', () => {
-  it('time to first chunk is observed per provider, and every stream that started is counted by outcome', async () => {
+  it('time to first chunk is observed per provider, every stream that started is counted by outcome, and as an answered request', async () => {
     const scrape = async () => server.app.metrics.scrape();
     const value = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"+]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
     const before = await scrape();
@@ -437,5 +437,7 @@ describe('metrics', () => {
     expect(delta('ladder_streams_total{outcome="completed"}')).toBe(1);
     expect(delta('ladder_streams_total{outcome="upstream_error"}')).toBe(1);
     expect(delta('ladder_stream_first_chunk_seconds_count{provider="openai"}')).toBe(2);
+    // Written straight to the response, a stream is still an answered request to fastify's onResponse hooks.
+    expect(delta('ladder_http_requests_total{method="POST",route="/v1/chat/completions",status="200"}')).toBe(2);
   });
 });
