@@ -4,7 +4,7 @@
 import type { QuotaScope } from '../db/schema.js';
 import { quotaExceeded, rateLimitExceeded } from '../errors.js';
 import type { Usage } from '../providers/types.js';
-import { hasLimits, type Limits, type LimitsStore } from './limits-store.js';
+import { hasLimits, type Limits, type LimitsStore, type SubjectLimits } from './limits-store.js';
 import type { RatePool, RateMetric, RateState } from './rate-pool.js';
 import { formatUsd, nanosOf } from '../money.js';
 import { worstCaseNanos, type SpendDemand } from './spend-demand.js';
@@ -58,8 +58,13 @@ function spendLimit(limits: Limits, metric: SpendMetric): number | null {
 export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; spend: SpendTracker; holds: SpendHolds; clock: Clock }) {
   const { rates, spend, holds, clock } = deps;
 
-  async function scopesOf(subject: QuotaSubject): Promise<Scoped[]> {
-    const { account, key } = await deps.limits.forSubject(subject.accountId, subject.apiKeyId);
+  /** The subject's limited scopes; at once when its limits are cached, as they nearly always are (no promise to wait on). */
+  function scopesOf(subject: QuotaSubject): Scoped[] | Promise<Scoped[]> {
+    const found = deps.limits.forSubject(subject.accountId, subject.apiKeyId);
+    return found instanceof Promise ? found.then((limits) => limitedScopes(subject, limits)) : limitedScopes(subject, found);
+  }
+
+  function limitedScopes(subject: QuotaSubject, { account, key }: SubjectLimits): Scoped[] {
     const scoped: Scoped[] = [];
     if (subject.apiKeyId && hasLimits(key)) scoped.push({ scope: 'api_key', id: subject.apiKeyId, limits: key, label: `API key ${subject.apiKeyId}` });
     if (hasLimits(account)) scoped.push({ scope: 'account', id: subject.accountId, limits: account, label: `account "${subject.username}"` });
@@ -151,7 +156,8 @@ export function createQuotaGate(deps: { limits: LimitsStore; rates: RatePool; sp
      * and the account, and returns the admission to settle after the call.
      */
     async admit(subject: QuotaSubject, estimatedTokens: number, demand?: () => SpendDemand): Promise<Admission> {
-      const scoped = await scopesOf(subject);
+      const found = scopesOf(subject);
+      const scoped = found instanceof Promise ? await found : found;
       if (scoped.length === 0) return UNLIMITED;
       const now = clock();
       let hold: SpendHold | null = null;

@@ -49,9 +49,13 @@ export function createAuthenticator(db: Db, ttlMs: number): Authenticator {
   // Bumped by every forget: a lookup that read the row before the change does not cache it after.
   let generation = 0;
 
-  async function lookup(prefix: string): Promise<StoredKey | null> {
+  /** A cached key at once, without a promise to wait on (nearly every request); else read from the database. */
+  function lookup(prefix: string): StoredKey | null | Promise<StoredKey | null> {
     const cached = cache.get(prefix);
-    if (cached && cached.expiresAt > Date.now()) return cached.key;
+    return cached && cached.expiresAt > Date.now() ? cached.key : load(prefix);
+  }
+
+  async function load(prefix: string): Promise<StoredKey | null> {
     const started = generation;
     const [row] = await db
       .select({
@@ -102,7 +106,8 @@ export function createAuthenticator(db: Db, ttlMs: number): Authenticator {
       }
       const candidate = match[1]!;
       const prefix = apiKeyPrefix(candidate);
-      const stored = prefix ? await lookup(prefix) : null;
+      const found = prefix ? lookup(prefix) : null;
+      const stored = found instanceof Promise ? await found : found;
       if (!stored || !apiKeyMatches(candidate, stored.hash)) {
         throw unauthenticated('Invalid API key.', 'invalid_api_key');
       }

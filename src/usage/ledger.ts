@@ -13,13 +13,13 @@ import { randomUUID } from 'node:crypto';
 import { and, inArray, lt } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { isDataError, loggableError } from '../db/errors.js';
-import { quotaWindows, type QuotaScope } from '../db/schema.js';
-import { advanceSpend, SPEND_METRICS, type SpendDelta, type SpendTracker } from '../quotas/spend.js';
-import { windowOf } from '../quotas/windows.js';
+import { quotaWindows } from '../db/schema.js';
+import { advanceSpend, type SpendTracker } from '../quotas/spend.js';
 import { storableAmount, storableCount } from '../storable.js';
 import { storableText } from '../unicode.js';
 import type { UsageEntry } from './entry.js';
 import { forgetOldBatches, writeRows } from './ledger-write.js';
+import { spendDeltas } from './spend-deltas.js';
 
 export interface LedgerOptions {
   flushMs: number;
@@ -75,37 +75,18 @@ export function createLedger(db: Db, options: LedgerOptions) {
   const timer = setInterval(() => void flush(), options.flushMs);
   timer.unref();
 
-  function spendDeltas(rows: UsageEntry[]): Map<string, SpendDelta> {
-    const deltas = new Map<string, SpendDelta>();
-    const charge = (scope: QuotaScope, id: string, entry: UsageEntry) => {
-      if (entry.costNanos <= 0) return;
-      for (const metric of SPEND_METRICS) {
-        const windowStart = windowOf(metric, entry.at).start;
-        const key = `${scope}:${id}:${metric}:${windowStart}`;
-        const delta = deltas.get(key) ?? { scope, id, metric, windowStart, amount: 0 };
-        delta.amount += entry.costNanos;
-        deltas.set(key, delta);
-      }
-    };
-    for (const entry of rows) {
-      charge('account', entry.accountId, entry);
-      if (entry.apiKeyId) charge('api_key', entry.apiKeyId, entry);
-    }
-    return deltas;
-  }
-
   /** Rows, hourly totals and spend counters in one transaction: all of the batch or none. */
   async function writeBatch(batch: Batch): Promise<void> {
     const deltas = spendDeltas(batch.rows);
     const totals = await db.transaction(async (tx) => {
       const fresh = await writeRows(tx as unknown as Db, batch.id, batch.rows);
       // Written before (its commit's answer was lost): the counters already hold it; read them.
-      const counted = fresh ? [...deltas.values()] : [...deltas.values()].map((d) => Object.assign({}, d, { amount: 0 }));
+      const counted = fresh ? deltas.list : deltas.list.map((d) => Object.assign({}, d, { amount: 0 }));
       return advanceSpend(tx as unknown as Db, counted);
     });
     const touched = new Set<string>();
     for (const total of totals) {
-      const flushed = deltas.get(`${total.scope}:${total.id}:${total.metric}:${total.windowStart}`)?.amount ?? 0;
+      const flushed = deltas.amountOf(total.scope, total.id, total.metric, total.windowStart);
       options.spend.applyFlushed(total, flushed);
       touched.add(options.spend.keyOf(total.scope, total.id, total.metric));
     }

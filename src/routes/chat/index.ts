@@ -38,9 +38,10 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const subject = subjectOf(request.principal);
       return streamChatCompletion(app, reply, { subject, body, chatRequest: toChatRequest(body), log: request.log });
     }
-    // A caller that hangs up should not keep a vendor call (and its cost) running.
+    // A caller that hangs up should not keep a vendor call (and its cost) running. A response
+    // closes once: `on` spares the wrapper `once` builds for every request.
     const gone = new CallerGone();
-    reply.raw.once('close', () => {
+    reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) gone.abort();
     });
     try {
