@@ -25,7 +25,7 @@ export const EnvSchema = Type.Object({
   TLS_SELF_SIGNED_HOSTS: Type.Optional(Type.String()),
   TRUST_PROXY: Type.Optional(Bool),
   TLS_HANDSHAKE_TIMEOUT_MS: Int(100, 600_000, 10_000),
-  MAX_HANDSHAKING_CONNECTIONS: Int(1, 1_000_000, 512),
+  MAX_HANDSHAKING_CONNECTIONS: Int(1, 1_000_000, 4096),
   HEADERS_TIMEOUT_MS: Int(100, 600_000, 30_000),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   ADMIN_AUTH_MAX_FAILURES_PER_MINUTE: Int(0, 100_000, 10),
