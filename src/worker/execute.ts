@@ -127,21 +127,15 @@ export function createRunExecutor(deps: RunExecutorDeps) {
         });
         if (held.cancelRequested) controller.abort(new ApiError(499, 'execution_error', 'run_cancelled', 'The run was cancelled before it finished.'));
         const runJournal = journal;
-        // A background run's vendor call waits until every finished call's checkpoint is stored
-        // (its preparation, quota admission included, does not): a crash never loses a call
-        // whose answer a later call was built on. A synchronous run is never resumed.
-        const gate = held.kind === 'sync' ? null : runJournal;
         const run = (tracer?: RunTracer) => runLadder({
           config,
           model: args.model,
           input: args.input,
           knobs: args.knobs,
-          call: meter(async (request, callSignal, onDelta) => {
-            await gate?.settle();
-            return onDelta && deps.relay
+          call: meter((request, callSignal, onDelta) =>
+            onDelta && deps.relay
               ? deps.relay(request, args.connections, onDelta, callSignal, args.log)
-              : deps.route(request, args.connections, callSignal, args.log);
-          }),
+              : deps.route(request, args.connections, callSignal, args.log)),
           limits: args.limits,
           prices: deps.prices,
           signal,
@@ -151,8 +145,8 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           ...(tracer ? { tracer } : {}),
         });
         const result = await (deps.tracer ? deps.tracer.run(spanInfo(args), run) : run());
-        // Checkpoints were written while the run went on: all must be in before its outcome.
-        await journal.settle();
+        // A synchronous run's checkpoints were written while it went on: all must be in before its outcome.
+        if (held.kind === 'sync') await journal.settle();
         const finishedAt = await journal.finish({ status: 'completed', answer: result.answer, progress: result }, result.trace);
         return { outcome: 'finished', result, finishedAt: finishedAt ?? new Date() };
       } catch (caught) {

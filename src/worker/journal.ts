@@ -5,11 +5,8 @@
 // writes events also announces them (EVENTS_NOTICE_CTE), which wakes the streams watching.
 //
 // Group commit: checkpoints of calls that finish while a write is under way (a fan-out step)
-// wait for it and then go out together, in one statement. A background run's checkpoint is
-// written at once and the run goes on preparing its next call, but that call is sent only once
-// `settle()` says every earlier checkpoint is stored (execute.ts gates the vendor call on it):
-// no call goes out past a finished call a crash could lose, so a resumed run never pays again
-// for a call whose answer it used. A
+// wait for it and then go out together, in one statement. A background run's call waits for
+// its checkpoint before the run uses the output, so a resumed run never pays for it again. A
 // synchronous run is never resumed (its process gone, it fails: see claim.ts), so its
 // checkpoints are pipelined: the run goes on while they are written, they are gathered for up to
 // CHECKPOINT_BATCH_MS into one statement (a run of fast calls made one statement per call), and
@@ -137,7 +134,7 @@ export class InstanceJournal implements RunJournal {
       stepsTotal: number;
       recorded: RecordedCalls | null;
       onLost: (error: unknown) => void;
-      /** Checkpoints are gathered for up to CHECKPOINT_BATCH_MS before they are written (synchronous runs, never resumed). */
+      /** The run goes on while its checkpoints are written (synchronous runs, which are never resumed). */
       pipelined?: boolean;
     },
   ) {
@@ -175,11 +172,7 @@ export class InstanceJournal implements RunJournal {
     this.event('node.failed', { ...nodeData(place), latency_ms: detail.latencyMs, prompt_excerpt: excerpt(detail.prompt), error: detail.error });
   }
 
-  /**
-   * Queues the checkpoint and its event for one statement (with those of calls finishing
-   * alongside) and lets the run go on: a background run's is written at once, a pipelined run's
-   * gathered first. Either way `settle()` waits for it.
-   */
+  /** The checkpoint and its event in one statement (with those of calls finishing alongside), before the run goes on. */
   callCompleted(place: NodePlace, call: RecordedCall, detail: CallDetail): Promise<void> {
     this.progress = detail.progress;
     this.pending.push({
@@ -198,14 +191,10 @@ export class InstanceJournal implements RunJournal {
       },
     });
     this.queued.push({ key: place.key, call, promptHash: detail.promptHash });
-    if (this.pipelined && this.queued.length >= MAX_QUEUED_CHECKPOINTS) return this.writeQueued();
-    // A failed write has already stopped the run (onLost); settle() reports it.
-    if (!this.pipelined) {
-      this.writeQueued().catch(() => {});
-      return Promise.resolve();
-    }
+    if (!this.pipelined || this.queued.length >= MAX_QUEUED_CHECKPOINTS) return this.writeQueued();
     this.batchTimer ??= setTimeout(() => {
       this.batchTimer = null;
+      // A failed write has already stopped the run (onLost); settle() reports it.
       this.writeQueued().catch(() => {});
     }, CHECKPOINT_BATCH_MS);
     return Promise.resolve();

@@ -1,5 +1,5 @@
 // The journal's writes: checkpoints of calls finishing together go out in one statement (group
-// commit), a background run's checkpoint is written at once and settle() waits for it, a synchronous run's checkpoints
+// commit), a background run's call waits for its own checkpoint, a synchronous run's checkpoints
 // are pipelined, gathered into one write and settled before its outcome, and a stale fence still
 // writes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,15 +50,21 @@ const place = (n: number) => ({ stepId: 'fan', pass: 1, depth: 0, node: n, key: 
 const progress = (n: number) => ({ usage: { prompt_tokens: n, completion_tokens: n, total_tokens: 2 * n }, spendNanos: n * 1_000_000, modelCalls: n, trace: [] });
 
 describe('the run journal', () => {
-  it('writes the checkpoints of calls finishing together in one statement; settle() resolves once they are stored', async () => {
+  it('writes the checkpoints of calls finishing together in one statement; each call resolves once its checkpoint is stored', async () => {
     const id = await held();
     const { db, statements } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
-    await Promise.all([1, 2, 3, 4, 5].map((n) => journal.callCompleted(place(n), call(n), { prompt: `p${n}`, survived: true, progress: progress(n) })));
-    await journal.settle();
-    expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3', '1.fan.4', '1.fan.5']);
+    const stored: string[][] = [];
+    await Promise.all(
+      [1, 2, 3, 4, 5].map((n) =>
+        journal.callCompleted(place(n), call(n), { prompt: `p${n}`, survived: true, progress: progress(n) }).then(async () => {
+          stored.push(await callKeys(database, id));
+        }),
+      ),
+    );
     journal.close();
     expect(statements).toEqual(['ladder_journal_flush']);
+    for (const keys of stored) expect(keys.sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3', '1.fan.4', '1.fan.5']);
     expect((await events(database, id)).map((e) => [e.seq, e.type, e.data.node])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'node.completed', n]));
     const [row] = await database.query<Record<string, unknown>>('select output, usage, cost_nanos::float8 as cost_nanos, provider, latency_ms from instance_calls where instance_id = $1 and call_key = $2', [id, '1.fan.3']);
     expect(row).toEqual({ output: 'out 3', usage: call(3).usage, cost_nanos: 3_000_000, provider: 'openai', latency_ms: 3 });
@@ -74,7 +80,6 @@ describe('the run journal', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const later = [2, 3].map((n) => journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) }));
     await Promise.all([first, ...later]);
-    await journal.settle();
     journal.close();
     expect(statements).toEqual(['ladder_journal_flush', 'ladder_journal_flush']);
     expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3']);
