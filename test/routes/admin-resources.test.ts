@@ -8,7 +8,8 @@ import { minimalLadder } from '../ladders/examples.js';
 describe('admin API for the command line', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await build({ ALLOW_PRIVATE_ENDPOINTS: 'false' });
+    // No background worker: the runs listed here must stay as written (a worker claimed the pending one on a busy machine).
+    t = await build({ ALLOW_PRIVATE_ENDPOINTS: 'false', WORKER_CONCURRENCY: '0' });
   });
   afterAll(() => t.close());
 
