@@ -36,7 +36,14 @@ async function laddersPlugin(app: FastifyInstance) {
   const instances = createInstanceService(app.db);
   const { worker } = app.config;
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const leases = createLeaseKeeper({ database: app.database, leaseMs: worker.leaseMs, checkMs: worker.cancelCheckMs, log: app.log.child({ component: 'leases' }) });
+  const leases = createLeaseKeeper({
+    database: app.database,
+    leaseMs: worker.leaseMs,
+    checkMs: worker.cancelCheckMs,
+    // One process owns the embedded database's directory: nobody can take its runs over.
+    exclusive: app.database.kind === 'pglite',
+    log: app.log.child({ component: 'leases' }),
+  });
   const route = (request: Parameters<typeof app.providerRouter.call>[0], connections: Parameters<typeof app.providerRouter.call>[1], signal?: AbortSignal, log?: Parameters<typeof app.providerRouter.call>[3]) =>
     app.providerRouter.call(request, connections, signal, log);
   // A streamed run's answer: the router's stream, read to its end and relayed as it comes (src/routes/ladders/stream.ts).

@@ -57,7 +57,8 @@ const EXPIRED = `status = 'running' AND (lease_expires_at IS NULL OR lease_expir
 const CLAIM_EXPIRED_SQL = `
 WITH next AS (
   SELECT id, true AS was_started FROM instances
-  WHERE ${EXPIRED} AND mode = 'async' AND attempts < $4 ORDER BY lease_expires_at NULLS FIRST, id LIMIT $3 FOR UPDATE SKIP LOCKED
+  WHERE ${EXPIRED} AND mode = 'async' AND attempts < $4 AND id <> ALL($5::uuid[])
+  ORDER BY lease_expires_at NULLS FIRST, id LIMIT $3 FOR UPDATE SKIP LOCKED
 )${TAKE}${RETURNING}`;
 
 // Synchronous runs whose process died (nobody is left to answer), and background runs whose
@@ -65,7 +66,7 @@ WITH next AS (
 // event. SKIP LOCKED passes over a row a late writer still holds; the next sweep gets it.
 const FINISH_INTERRUPTED_SQL = `
 WITH doomed AS (
-  SELECT id FROM instances WHERE ${EXPIRED} AND (mode = 'sync' OR attempts >= $1) LIMIT 100 FOR UPDATE SKIP LOCKED
+  SELECT id FROM instances WHERE ${EXPIRED} AND (mode = 'sync' OR attempts >= $1) AND id <> ALL($4::uuid[]) LIMIT 100 FOR UPDATE SKIP LOCKED
 ), used AS (
   SELECT d.id, count(k.call_key)::int AS calls, coalesce(sum(k.cost_nanos), 0) AS spend,
     jsonb_build_object(
@@ -100,18 +101,22 @@ export async function claimPending(database: Pick<Database, 'query'>, options: C
   return database.query<ClaimedInstance>(CLAIM_PENDING_SQL, [options.holder, options.leaseMs, limit], 'ladder_claim_pending');
 }
 
-/** Background runs whose process stopped, taken over to resume from their checkpoints. */
-export async function claimExpired(database: Pick<Database, 'query'>, options: ClaimOptions & { maxAttempts: number }, limit: number): Promise<ClaimedInstance[]> {
+/**
+ * Background runs whose process stopped, taken over to resume from their checkpoints. `held`:
+ * the runs this process still runs itself, whose lease may only look expired (renewed late).
+ */
+export async function claimExpired(database: Pick<Database, 'query'>, options: ClaimOptions & { maxAttempts: number }, limit: number, held: string[]): Promise<ClaimedInstance[]> {
   if (limit <= 0) return [];
-  return database.query<ClaimedInstance>(CLAIM_EXPIRED_SQL, [options.holder, options.leaseMs, limit, options.maxAttempts], 'ladder_claim_expired');
+  return database.query<ClaimedInstance>(CLAIM_EXPIRED_SQL, [options.holder, options.leaseMs, limit, options.maxAttempts, held], 'ladder_claim_expired');
 }
 
-/** Fails (run_interrupted) the abandoned runs nobody may resume; returns their ids. */
-export async function finishInterrupted(database: Pick<Database, 'query'>, maxAttempts: number): Promise<string[]> {
+/** Fails (run_interrupted) the abandoned runs nobody may resume, but for those this process still runs (`held`); returns their ids. */
+export async function finishInterrupted(database: Pick<Database, 'query'>, maxAttempts: number, held: string[]): Promise<string[]> {
   const rows = await database.query<{ id: string }>(FINISH_INTERRUPTED_SQL, [
     maxAttempts,
     interruptedMessages.sync,
     interruptedMessages.async('{n}'),
+    held,
   ], 'ladder_finish_interrupted');
   return rows.map((r) => r.id);
 }

@@ -2,7 +2,9 @@
 // serves them all: every `checkMs` one query reads their cancel requests and whether each is
 // still ours, and every third of the lease the same query renews them (guarded by the fence).
 // A run that is no longer ours, or that could not be renewed in time, is aborted here and
-// writes nothing more; a cancel request aborts it as cancelled.
+// writes nothing more; a cancel request aborts it as cancelled. On the embedded database no
+// other process can take a run over (one process owns the data directory), so a renewal that
+// comes late there (an overloaded machine) stops nothing: the run goes on and is renewed late.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
 import { runCancelled } from '../ladders/engine/limits.js';
@@ -17,6 +19,8 @@ export interface LeaseKeeperOptions {
   database: Pick<Database, 'queryRelaxed'>;
   leaseMs: number;
   checkMs: number;
+  /** No other process can hold a lease on this database (the embedded one): late renewals stop no run. */
+  exclusive?: boolean;
   log?: LeaseLogger;
 }
 
@@ -83,6 +87,10 @@ export function createLeaseKeeper(options: LeaseKeeperOptions) {
       busy = false;
     }
     // A lease that could not be renewed in time may already be another process's.
+    if (options.exclusive) {
+      if (runs.size === 0) stopTimer();
+      return;
+    }
     const now = Date.now();
     for (const run of local) {
       if (runs.get(run.id) === run && now - run.renewedAt >= leaseMs) abort(run, leaseLost());
@@ -127,6 +135,11 @@ export function createLeaseKeeper(options: LeaseKeeperOptions) {
 
     get size(): number {
       return runs.size;
+    },
+
+    /** The runs held here: a sweep of this process must neither take them over nor fail them. */
+    heldIds(): string[] {
+      return [...runs.keys()];
     },
 
     /** Runs one check now (tests). */

@@ -139,10 +139,10 @@ export function createWorkerPool(options: WorkerPoolOptions) {
   async function sweep(): Promise<void> {
     if (stopping) return;
     try {
-      const failed = await finishInterrupted(database, options.maxAttempts);
+      const failed = await finishInterrupted(database, options.maxAttempts, options.leases.heldIds());
       if (failed.length > 0) log.warn({ instances: failed }, 'runs interrupted: their processes stopped');
       if (free() > 0) {
-        const rows = await claimExpired(database, claim, Math.min(free(), CLAIM_BATCH));
+        const rows = await claimExpired(database, claim, Math.min(free(), CLAIM_BATCH), options.leases.heldIds());
         for (const row of rows) start(row);
         if (rows.length > 0) log.info({ instances: rows.map((r) => r.id) }, 'took over runs whose process stopped');
       }

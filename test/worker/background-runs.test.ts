@@ -144,6 +144,22 @@ describe('background runs', () => {
     await db().query(`update instances set status = 'failed', finished_at = now() where id = $1`, [id]);
   });
 
+  it('a run this process still holds is neither taken over nor failed by its own sweep when its lease reads expired', async () => {
+    h.fake.setDefault({ kind: 'delay', ms: 10_000 });
+    const id = await pending('Still mine');
+    await h.app.runNotices.pendingCreated();
+    await waitFor(() => h.fake.requests.length === 1, 10_000, 'the first call');
+    // As a renewal that comes late leaves it (an overloaded machine): the sweep must not see an abandoned run.
+    await db().query(`update instances set lease_expires_at = now() - interval '10 seconds' where id = $1`, [id]);
+    await h.app.workerPool.sweep();
+    expect(await instance(db(), id)).toMatchObject({ status: 'running', attempts: 1, fence: 1, error: null });
+    expect(h.fake.requests).toHaveLength(1);
+    expect(h.fake.requests[0]!.clientClosed).toBe(false);
+    await db().query('update instances set cancel_requested_at = now() where id = $1', [id]);
+    await h.app.runNotices.cancelRequested(id);
+    expect(await waitForStatus(db(), id, ['cancelled', 'failed', 'completed'])).toMatchObject({ status: 'cancelled', attempts: 1 });
+  });
+
   for (const how of ['notice', 'flag only'] as const) {
     it(`cancels a running instance within a second (${how}): the vendor sees its connection closed, the row keeps what was used`, async () => {
       h.fake.script({ kind: 'delay', ms: 0 });

@@ -90,7 +90,7 @@ describe('live events of a real worker run', () => {
         mode: 'sync', status: 'running', attempts: 1, fence: 1, claimed_by: 'dead-process', started_at: new Date(Date.now() - 5000), lease_expires_at: new Date(Date.now() - 1000),
       });
       // This call or the worker's own sweep: whichever fails the run announces its event.
-      await finishInterrupted(h.testApp.database, 3);
+      await finishInterrupted(h.testApp.database, 3, []);
       await waitFor(() => notices.includes(id), 5_000, 'the notice');
       expect((await events(h.testApp.database, id)).map((e) => e.type)).toEqual(['instance.failed']);
     } finally {
