@@ -19,7 +19,7 @@ declare module 'fastify' {
     /** One model call on behalf of an account, through its connections and fallback. */
     callModel(accountId: string, request: ChatRequest, signal?: CallerSignal, log?: RouterLogger): Promise<ChatResult>;
     /** The same call streamed: resolves with the first chunk in hand; `signal` cancels the stream too. */
-    streamModel(accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger): Promise<RoutedStream>;
+    streamModel(accountId: string, request: ChatRequest, signal?: CallerSignal, log?: RouterLogger): Promise<RoutedStream>;
     /** Embeddings on behalf of an account, through its connections whose vendor has them. */
     embedModel(accountId: string, request: EmbeddingRequest, signal?: AbortSignal, log?: RouterLogger): Promise<EmbeddingResult>;
     /** A Messages request's input tokens, counted by a connection whose vendor offers counting. */
@@ -49,7 +49,7 @@ async function providers(app: FastifyInstance) {
   app.decorate('callModel', async (accountId: string, request: ChatRequest, signal?: CallerSignal, log?: RouterLogger) =>
     router.call(request, await connections.forRouting(accountId), signal, log),
   );
-  app.decorate('streamModel', async (accountId: string, request: ChatRequest, signal?: AbortSignal, log?: RouterLogger) =>
+  app.decorate('streamModel', async (accountId: string, request: ChatRequest, signal?: CallerSignal, log?: RouterLogger) =>
     router.stream(request, await connections.forRouting(accountId), signal, log),
   );
   app.decorate('embedModel', async (accountId: string, request: EmbeddingRequest, signal?: AbortSignal, log?: RouterLogger) =>

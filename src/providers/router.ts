@@ -19,7 +19,7 @@ import { createModelLists } from './model-list.js';
 import { REASONS, countsAgainstConnection, fallsBack, retryDelayMs } from './policy.js';
 import { allFailed, final, notServed, requestTimedOut } from './route-errors.js';
 import { openVendorStream } from './stream/open-stream.js';
-import type { StreamLimits } from './stream/vendor-stream.js';
+import type { StreamLimits } from './stream/stream-guard.js';
 import type { RoutedStream } from './stream/routed-stream.js';
 import { createTargets } from './targets.js';
 import { createTransport, type Transport } from './transport.js';
@@ -66,7 +66,7 @@ export { ProviderRouteError } from './route-errors.js';
 /** One way of exchanging with a vendor: a whole answer, a stream opened up to its first chunk, embeddings, a token count. */
 interface Exchange<T> {
   operation: AttemptOperation;
-  /** The exchange ends its attempt at `call.deadline` itself (postJson does): the router then needs no scope and no timer of its own. */
+  /** The exchange ends its attempt at `call.deadline` itself (postJson and a stream's opening do): the router then needs no scope and no timer of its own. */
   keepsDeadline?: boolean;
   /** The vendor's body as text; throws a 400 ApiError for what this vendor cannot express (the candidate is skipped). */
   body(adapter: VendorAdapter, vendorModel: string): string;
@@ -87,7 +87,7 @@ export interface ProviderRouter {
    * The same call streamed: resolves once the first chunk is in hand (fallback happens before
    * it), with the stream to read on. `signal` also cancels the stream later on.
    */
-  stream(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<RoutedStream>;
+  stream(request: ChatRequest, connections: ProviderConnection[], signal?: CallerSignal, log?: RouterLogger): Promise<RoutedStream>;
   /** Embeddings (POST /v1/embeddings) from the connections whose vendor has them, with the same fallback. */
   embed(request: EmbeddingRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<EmbeddingResult>;
   /** A Messages request's input tokens, from the first connection for `model` whose vendor counts them. */
@@ -140,11 +140,12 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     return Object.assign({}, sent.output, { model: sent.output.model ?? candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs });
   }
 
-  async function stream(request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<RoutedStream> {
+  async function stream(request: ChatRequest, connections: ProviderConnection[], signal?: CallerSignal, log = logger): Promise<RoutedStream> {
     const streamed: Exchange<Awaited<ReturnType<typeof openVendorStream>>> = {
       operation: 'chat',
+      keepsDeadline: true,
       body: (adapter, vendorModel) => vendorBody(adapter, request, vendorModel, true),
-      send: (c) => openVendorStream(Object.assign(c, { request, limits, lifetime: signal, headers: c.adapter.requestHeaders?.(request) })),
+      send: (c) => openVendorStream(Object.assign(c, { request, limits, headers: c.adapter.requestHeaders?.(request) })),
     };
     const { sent, candidate, attempts, upstreamMs } = await route(chatCandidates(request.model, connections), signal, log, streamed);
     return { stream: sent.stream, model: candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs };
@@ -171,7 +172,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     // One deadline for the whole call (for a stream: its opening): N hanging connections cost requestTimeoutMs, not N attempts.
     const deadline: CallDeadline = { at: performance.now() + requestTimeoutMs, passed: false };
     const sent = options.tracer ? tracedExchange(exchange, options.tracer) : exchange;
-    // A whole answer's attempt stops at the deadline by its own timer; the caller's signal goes to it as it is.
+    // A whole answer's attempt and a stream's opening stop at the deadline by their own timer; the caller's signal goes to them as it is.
     if (exchange.keepsDeadline) return attemptAll(candidates, signal, deadline, log, sent);
     const scope = abortScope(signal);
     const timer = setTimeout(() => {

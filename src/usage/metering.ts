@@ -21,16 +21,18 @@ export const DEFAULT_COMPLETION_ESTIMATE = 256;
 
 /** Prompt characters / 4, plus max_tokens (or the default): charged up front against tokens per minute. */
 export function estimateTokens(request: ChatRequest): number {
+  return estimatePromptTokens(request) + (request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_COMPLETION_ESTIMATE);
+}
+
+/** The prompt's part of estimateTokens: what a stream cut before its usage report is charged for its prompt. */
+export function estimatePromptTokens(request: ChatRequest): number {
   let chars = 0;
   for (const m of request.messages) {
     if (typeof m.content === 'string') chars += m.content.length;
     else for (const part of m.content ?? []) chars += part.type === 'text' ? part.text.length : 0;
   }
-  return Math.ceil(chars / 4) + (request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_COMPLETION_ESTIMATE);
+  return Math.ceil(chars / 4);
 }
-
-/** The prompt's part of estimateTokens: what a stream cut before its usage report is charged for its prompt. */
-export const estimatePromptTokens = (request: ChatRequest) => estimateTokens({ ...request, max_tokens: 1, max_completion_tokens: 1 }) - 1;
 
 /** The `x-ladder-cost-usd` header value: the exact USD, 9 decimals. */
 export const formatCost = usdDecimal;

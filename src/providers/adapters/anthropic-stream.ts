@@ -14,7 +14,7 @@ export interface AnthropicStreamOptions {
 
 export function anthropicStream(options: AnthropicStreamOptions): StreamSupport {
   return {
-    body: (vendorBody) => ({ ...vendorBody, stream: true }),
+    body: (vendorBody) => Object.assign({}, vendorBody, { stream: true }), // not a spread: see openai-stream.ts
     reader: (request) => withNativeEvents(anthropicReader(options, options.wantsJson(request)), messagesOrigin(request) !== undefined),
   };
 }

@@ -11,7 +11,8 @@ import { FINISH, openAIErrorMessage, parseOpenAIUsage } from './openai-wire.js';
 export function openAIStream(askUsage: boolean): StreamSupport {
   return {
     // Usage is always asked for, so every streamed call is metered; the writer drops it when the client did not ask.
-    body: (vendorBody) => (askUsage ? { ...vendorBody, stream: true, stream_options: { include_usage: true } } : { ...vendorBody, stream: true }),
+    // Object.assign rather than a spread: Node 20's V8 builds `{ ...body, more }` on a slow path (µs per stream).
+    body: (vendorBody) => Object.assign({}, vendorBody, askUsage ? { stream: true, stream_options: { include_usage: true } } : { stream: true }),
     reader: openAIReader,
   };
 }

@@ -4,6 +4,7 @@
 // iterator, a nextTick between a network read and its reader) that cost a stream's first token
 // about as much as the rest of its opening (README, Performance, streaming).
 import type { Dispatcher } from 'undici';
+import { whenAborted, type CallerSignal } from '../../abort-scope.js';
 import { DispatchExchange } from '../dispatch-exchange.js';
 
 /** Bytes held for a reader that is behind before the vendor's socket is paused (undici's Readable holds as much). */
@@ -31,7 +32,7 @@ export class VendorBody extends DispatchExchange implements AsyncIterable<Uint8A
   private waking = false;
 
   /** `signal` aborts the exchange at any point; the reader then gets undici's abort error. */
-  constructor(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: AbortSignal) {
+  constructor(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: CallerSignal) {
     super();
     this.head = new Promise((resolve, reject) => {
       this.headResolve = resolve;
@@ -39,7 +40,7 @@ export class VendorBody extends DispatchExchange implements AsyncIterable<Uint8A
     });
     // Nobody may be waiting for the head when a failure comes later: that rejection is the reader's.
     this.head.catch(() => {});
-    signal.addEventListener('abort', () => this.destroy(abortError(signal.reason)), { once: true });
+    whenAborted(signal, (reason) => this.destroy(abortError(reason)));
     dispatcher.dispatch(options, this);
   }
 

@@ -6,36 +6,21 @@ import { ShapeError } from '../adapters/types.js';
 import type { Usage } from '../types.js';
 import { VendorError, redact, transportError } from '../vendor-errors.js';
 import { SseDecoder, SseDecoderError } from './sse-decoder.js';
+import type { StreamGuard } from './stream-guard.js';
 import { StreamEventError, type StreamChunk, type StreamReader } from './types.js';
 import { VerbatimChunk } from './verbatim-chunk.js';
-
-export interface StreamLimits {
-  /** From sending the request to the first chunk (each attempt; fallback happens within it). */
-  firstByteMs: number;
-  /** Longest quiet time between two reads once the stream flows. */
-  idleMs: number;
-  /** Longest a stream may last from its request on. */
-  maxDurationMs: number;
-  /** Largest single event, in characters. */
-  maxEventChars: number;
-}
-
-/** Why the stream's controller aborted. */
-export const FIRST_BYTE = Symbol('first byte');
-export const IDLE = Symbol('idle');
-export const MAX_DURATION = Symbol('max duration');
 
 export interface VendorStreamInit {
   provider: string;
   body: AsyncIterable<Uint8Array> & { destroy(error?: Error): unknown };
   reader: StreamReader;
-  controller: AbortController;
-  limits: StreamLimits;
+  /** The opener's: its limits run on, and the stream ends it however it ends. */
+  guard: StreamGuard;
+  /** Largest single event, in characters. */
+  maxEventChars: number;
   /** Vendor text is not repeated for user endpoints, and never with the key in it. */
   opaque: boolean;
   apiKey: string;
-  /** Called once when the stream ends, however it ends (unhooks the caller's signal). */
-  release(): void;
 }
 
 export class VendorStream {
@@ -49,25 +34,18 @@ export class VendorStream {
   private next = 0;
   private ended = false;
   private failed: VendorError | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private readonly deadline: NodeJS.Timeout;
   private endListener: ((failure: VendorError | null) => void) | null = null;
 
   constructor(private readonly init: VendorStreamInit) {
     this.iterator = init.body[Symbol.asyncIterator]();
-    this.decoder = new SseDecoder(init.limits.maxEventChars);
-    const { controller, limits } = init;
-    // The first-byte limit is the opener's; this one starts with the request too.
-    this.deadline = setTimeout(() => controller.abort(MAX_DURATION), limits.maxDurationMs);
+    this.decoder = new SseDecoder(init.maxEventChars);
   }
 
   /** Reads until the first chunk is in hand: until then (nothing sent yet) a failure may still fall back. */
   async open(): Promise<void> {
     while (this.queue.length === 0 && !this.ended) await this.fill();
     if (this.failed) throw this.failed;
-    if (this.ended) return;
-    const { controller, limits } = this.init;
-    this.timer = setTimeout(() => controller.abort(IDLE), limits.idleMs);
+    if (!this.ended) this.init.guard.flowing();
   }
 
   /** Reads until a chunk is in hand (true) or the stream has ended properly (false); throws when it failed. */
@@ -145,7 +123,7 @@ export class VendorStream {
         this.stop();
         return;
       }
-      this.timer?.refresh();
+      this.init.guard.read();
       // Events after the vendor's own end are left unread; the body ends right after them.
       for (const event of this.decoder.push(value)) if (!reader.finished) this.queue.push(...reader.read(event));
     } catch (error) {
@@ -171,23 +149,15 @@ export class VendorStream {
   }
 
   private stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    clearTimeout(this.deadline);
-    this.init.release();
+    this.init.guard.end();
     this.endListener?.(this.failed);
     this.endListener = null;
   }
 
   private failure(error: unknown): VendorError {
-    const { provider, controller, limits } = this.init;
+    const { provider, guard } = this.init;
     if (error instanceof VendorError) return error;
-    const reason: unknown = controller.signal.reason;
-    if (controller.signal.aborted) {
-      if (reason === FIRST_BYTE) return transportError(provider, 'timeout', `no stream event within ${limits.firstByteMs} ms`);
-      if (reason === IDLE) return transportError(provider, 'timeout', `the stream was idle for ${limits.idleMs} ms`);
-      if (reason === MAX_DURATION) return transportError(provider, 'timeout', `the stream went past its maximum duration of ${limits.maxDurationMs} ms`);
-      return transportError(provider, 'abort', 'request aborted by the caller');
-    }
+    if (guard.stop.aborted) return guard.error(provider);
     if (error instanceof StreamEventError) {
       if (error.cut) return transportError(provider, 'connection', error.message, 200);
       const detail = this.init.opaque ? 'the stream reported an error' : `the stream reported an error: ${redact(error.message, this.init.apiKey)}`;

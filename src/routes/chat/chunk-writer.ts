@@ -4,6 +4,7 @@
 import type { Writable } from 'node:stream';
 import type { StreamChunk } from '../../providers/stream/types.js';
 import { VerbatimChunk } from '../../providers/stream/verbatim-chunk.js';
+import { forget, whenAborted, type CallerSignal } from '../../abort-scope.js';
 
 export interface ChunkWriterOptions {
   id: string;
@@ -29,7 +30,7 @@ export class ChunkWriter {
   /** What a verbatim chunk's text is written after: the members the relay sets, as JSON.stringify writes them. */
   private readonly head: string;
 
-  constructor(private readonly out: Writable, private readonly signal: AbortSignal, private readonly options: ChunkWriterOptions) {
+  constructor(private readonly out: Writable, private readonly signal: CallerSignal, private readonly options: ChunkWriterOptions) {
     this.head = `{"id":${JSON.stringify(options.id)},"object":"chat.completion.chunk","created":${options.created},"model":${JSON.stringify(options.model)}`;
   }
 
@@ -87,12 +88,12 @@ export class ChunkWriter {
       const done = () => {
         this.out.off('drain', done);
         this.out.off('close', done);
-        this.signal.removeEventListener('abort', done);
+        forget(this.signal, done);
         resolve();
       };
       this.out.once('drain', done);
       this.out.once('close', done);
-      this.signal.addEventListener('abort', done, { once: true });
+      whenAborted(this.signal, done);
     });
   }
 }

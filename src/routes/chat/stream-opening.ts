@@ -5,6 +5,7 @@
 // route answers them plainly in its own error shape.
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import { CallerGone } from '../../abort-scope.js';
 import { ApiError, clientClosedRequest } from '../../errors.js';
 import type { StreamOutcome } from '../../metrics/recorder.js';
 import { ProviderRouteError } from '../../providers/router.js';
@@ -18,30 +19,32 @@ export interface OpenedStream {
   routed: RoutedStream;
   meter: StreamMeter;
   /** Aborted when the client leaves: the relay stops and the vendor connection closes. */
-  signal: AbortSignal;
+  signal: CallerGone;
 }
 
 /** Routes the call and sets the answer's routing and metering headers; throws what fails before a first chunk. */
 export async function openStream(app: FastifyInstance, reply: FastifyReply, subject: QuotaSubject, chatRequest: ChatRequest, log: FastifyBaseLogger): Promise<OpenedStream> {
-  const abort = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) abort.abort();
+  // The cheap handle rather than an AbortController, as a whole answer's (src/routes/chat/index.ts). A response closes
+  // once: `on` spares the wrapper `once` builds.
+  const gone = new CallerGone();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) gone.abort();
   });
   const meter = await app.metering.streamed(subject, chatRequest);
   let routed: RoutedStream;
   try {
-    routed = await app.streamModel(subject.accountId, meter.request, abort.signal, log);
+    routed = await app.streamModel(subject.accountId, meter.request, gone, log);
   } catch (error) {
     meter.finish(null, null, error instanceof ApiError ? error.code : 'internal_error');
     if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
-    if (abort.signal.aborted) throw clientClosedRequest();
+    if (gone.aborted) throw clientClosedRequest();
     throw error;
   }
   setRoutingHeaders(reply, routed.attempts, routed.upstreamMs, routed.provider);
   setTextHeader(reply, 'x-ladder-model', routed.model);
   reply.headers(meter.headers());
   app.metrics.streamStarted(routed.provider, reply.elapsedTime / 1000);
-  return { routed, meter, signal: abort.signal };
+  return { routed, meter, signal: gone };
 }
 
 /**

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import type { CallerSignal } from '../../abort-scope.js';
 import type { StreamOutcome } from '../../metrics/recorder.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
 import type { ChatRequest } from '../../providers/types.js';
@@ -42,7 +43,7 @@ export async function streamChatCompletion(app: FastifyInstance, reply: FastifyR
 }
 
 /** Vendor chunks to the client, one network read at a time; settles the metering however it ends. */
-async function relay(routed: RoutedStream, writer: ChunkWriter, response: ServerResponse, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
+async function relay(routed: RoutedStream, writer: ChunkWriter, response: ServerResponse, meter: StreamMeter, signal: CallerSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
   const { stream } = routed;
   let outcome = 'ok';
   try {

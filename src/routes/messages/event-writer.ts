@@ -8,6 +8,7 @@ import type { FinishReason, Usage } from '../../providers/types.js';
 import { ClientGoneError } from '../chat/chunk-writer.js';
 import { STOP_REASON, anthropicUsage } from './answer.js';
 import { anthropicError } from './errors.js';
+import { forget, whenAborted, type CallerSignal } from '../../abort-scope.js';
 
 interface OpenBlock {
   index: number;
@@ -24,7 +25,7 @@ export class MessagesEventWriter {
   private finish: FinishReason | null = null;
   private usage: Usage | null = null;
 
-  constructor(private readonly out: Writable, private readonly signal: AbortSignal, private readonly message: { id: string; model: string }) {}
+  constructor(private readonly out: Writable, private readonly signal: CallerSignal, private readonly message: { id: string; model: string }) {}
 
   async chunk(chunk: StreamChunk): Promise<void> {
     if (chunk.native !== undefined) {
@@ -106,12 +107,12 @@ export class MessagesEventWriter {
       const done = () => {
         this.out.off('drain', done);
         this.out.off('close', done);
-        this.signal.removeEventListener('abort', done);
+        forget(this.signal, done);
         resolve();
       };
       this.out.once('drain', done);
       this.out.once('close', done);
-      this.signal.addEventListener('abort', done, { once: true });
+      whenAborted(this.signal, done);
     });
   }
 }

@@ -2,6 +2,7 @@
 // chat: what fails before the first chunk (auth, validation, quotas, every candidate) is a plain
 // answer (here in Anthropic's error shape); after it, one `error` event and no message_stop.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import type { CallerSignal } from '../../abort-scope.js';
 import type { StreamOutcome } from '../../metrics/recorder.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
 import type { ChatRequest } from '../../providers/types.js';
@@ -34,7 +35,7 @@ export async function streamMessage(app: FastifyInstance, reply: FastifyReply, c
   return reply;
 }
 
-async function relay(routed: RoutedStream, writer: MessagesEventWriter, meter: StreamMeter, signal: AbortSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
+async function relay(routed: RoutedStream, writer: MessagesEventWriter, meter: StreamMeter, signal: CallerSignal, promptEstimate: number, log: FastifyBaseLogger): Promise<StreamOutcome> {
   const { stream } = routed;
   let outcome = 'ok';
   try {

@@ -3,9 +3,10 @@
 import type { Writable } from 'node:stream';
 import { ClientGoneError } from '../chat/chunk-writer.js';
 import type { ResponseEvent } from '../../responses/stream-events.js';
+import { forget, whenAborted, type CallerSignal } from '../../abort-scope.js';
 
 export class ResponseEventWriter {
-  constructor(private readonly out: Writable, private readonly signal: AbortSignal) {}
+  constructor(private readonly out: Writable, private readonly signal: CallerSignal) {}
 
   async write(events: ResponseEvent[]): Promise<void> {
     for (const event of events) await this.send(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
@@ -29,12 +30,12 @@ export class ResponseEventWriter {
       const done = () => {
         this.out.off('drain', done);
         this.out.off('close', done);
-        this.signal.removeEventListener('abort', done);
+        forget(this.signal, done);
         resolve();
       };
       this.out.once('drain', done);
       this.out.once('close', done);
-      this.signal.addEventListener('abort', done, { once: true });
+      whenAborted(this.signal, done);
     });
   }
 }

@@ -2,6 +2,7 @@
 // As for streamed chat, everything that can fail before the first chunk (validation, quotas,
 // every candidate failing) is a plain JSON answer; after it, a response.failed event.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import type { CallerSignal } from '../../abort-scope.js';
 import type { StreamOutcome } from '../../metrics/recorder.js';
 import type { RoutedStream } from '../../providers/stream/routed-stream.js';
 import type { ChatRequest } from '../../providers/types.js';
@@ -38,7 +39,7 @@ export async function streamResponse(app: FastifyInstance, reply: FastifyReply, 
 
 type Finish = (usage: ReturnType<typeof streamedUsage>, outcome: string) => void;
 
-async function relay(routed: RoutedStream, writer: ResponseEventWriter, context: ResponseStreamContext, signal: AbortSignal, finish: Finish): Promise<StreamOutcome> {
+async function relay(routed: RoutedStream, writer: ResponseEventWriter, context: ResponseStreamContext, signal: CallerSignal, finish: Finish): Promise<StreamOutcome> {
   const { stream } = routed;
   const { meta, log } = context;
   const events = new ResponseEvents();
