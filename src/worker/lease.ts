@@ -86,14 +86,12 @@ export function createLeaseKeeper(options: LeaseKeeperOptions) {
     } finally {
       busy = false;
     }
-    // A lease that could not be renewed in time may already be another process's.
-    if (options.exclusive) {
-      if (runs.size === 0) stopTimer();
-      return;
-    }
-    const now = Date.now();
-    for (const run of local) {
-      if (runs.get(run.id) === run && now - run.renewedAt >= leaseMs) abort(run, leaseLost());
+    // A lease that could not be renewed in time may already be another process's (never on an exclusive database).
+    if (!options.exclusive) {
+      const now = Date.now();
+      for (const run of local) {
+        if (runs.get(run.id) === run && now - run.renewedAt >= leaseMs) abort(run, leaseLost());
+      }
     }
     if (runs.size === 0) stopTimer();
   }
