@@ -2,7 +2,7 @@
 // as it is (the writer rewrites only id and model); finish reasons and usage are normalised.
 // Text deltas, most of a stream, stay text (verbatim-chunk.ts); the others are parsed.
 import { StreamEventError, type StreamChunk, type StreamReader, type StreamSupport } from '../stream/types.js';
-import { verbatimChunk } from '../stream/verbatim-chunk.js';
+import { verbatimChunk, type VerbatimChunk } from '../stream/verbatim-chunk.js';
 import type { Usage } from '../types.js';
 import { ShapeError, isObject } from './types.js';
 import { FINISH, openAIErrorMessage, parseOpenAIUsage } from './openai-wire.js';
@@ -21,6 +21,7 @@ function openAIReader(): StreamReader {
   let finished = false;
   let sawFinish = false;
   let usage: Usage | null = null;
+  let last: VerbatimChunk | null = null;
   return {
     get finished() {
       return finished;
@@ -30,8 +31,11 @@ function openAIReader(): StreamReader {
         finished = true;
         return [];
       }
-      const verbatim = verbatimChunk(event.data);
-      if (verbatim) return [verbatim];
+      const verbatim = verbatimChunk(event.data, last);
+      if (verbatim) {
+        last = verbatim;
+        return [verbatim];
+      }
       let chunk: unknown;
       try {
         chunk = JSON.parse(event.data);

@@ -4,6 +4,9 @@
 // JSON.parse and JSON.stringify each. A strict scanner decides; anything it does not take
 // (another member order, white space, tool calls, the last chunks) is parsed as before. Other
 // readers of the chunk (Messages and Responses writers, ladder relays) parse it when they look.
+// Most chunks of a stream differ from the one before only in their one text string: such a chunk
+// is taken by comparing the text around that string with the last chunk's and scanning only the
+// string (`follows`), about a third of the full scan's cost.
 import type { ChunkChoice, StreamChunk } from './types.js';
 
 /** The members every OpenAI chunk starts with, in OpenAI's order; the relay replaces them. */
@@ -19,7 +22,8 @@ export class VerbatimChunk implements StreamChunk {
   /**
    * `data`: the event's text; `restAt`: where the members after `model` start; `usageAt` and
    * `usageEnd`: the span of a `,"usage":null` member (-1 when there is none); `chars`: the
-   * characters of content and refusal text it carries.
+   * characters of content and refusal text it carries; `textAt` and `textEnd`: the span of its
+   * only content or refusal string, quotes included (-1 when it has another number of them).
    */
   constructor(
     readonly data: string,
@@ -27,7 +31,26 @@ export class VerbatimChunk implements StreamChunk {
     private readonly usageAt: number,
     private readonly usageEnd: number,
     readonly chars: number,
+    private readonly textAt: number,
+    private readonly textEnd: number,
   ) {}
+
+  /**
+   * `data` as a chunk when it is this one with another text string: the same text before and
+   * after the string (so the same valid shape), and a valid JSON string between. Else null.
+   */
+  follows(data: string): VerbatimChunk | null {
+    const { data: was, textAt, textEnd } = this;
+    const end = data.length - (was.length - textEnd);
+    // Compared as slices: V8 compares two slices in place, where startsWith(slice) copies its argument (5x slower).
+    if (textAt === -1 || end <= textAt || data.slice(0, textAt) !== was.slice(0, textAt) || data.slice(end) !== was.slice(textEnd)) return null;
+    const scan = new Scanner(data);
+    scan.at = textAt;
+    if (!scan.string(true) || scan.at !== end) return null;
+    // A usage member comes after the choices: moved by the difference in length of the strings.
+    const moved = this.usageAt > textAt ? data.length - was.length : 0;
+    return new VerbatimChunk(data, this.restAt, this.usageAt + moved, this.usageEnd + moved, scan.chars, textAt, end);
+  }
 
   /** The text after `model` (from its comma to the closing brace), without `,"usage":null` unless `withUsage`. */
   rest(withUsage: boolean): string {
@@ -50,8 +73,13 @@ export class VerbatimChunk implements StreamChunk {
   }
 }
 
-/** The chunk kept as text when `data` has the common shape, else null (parse it). */
-export function verbatimChunk(data: string): VerbatimChunk | null {
+/**
+ * The chunk kept as text when `data` has the common shape, else null (parse it). `last`: the
+ * stream's chunk before, which `data` most often follows (VerbatimChunk.follows).
+ */
+export function verbatimChunk(data: string, last?: VerbatimChunk | null): VerbatimChunk | null {
+  const next = last?.follows(data);
+  if (next) return next;
   if (!data.startsWith('{"id":')) return null;
   const scan = new Scanner(data);
   scan.at = 6;
@@ -82,7 +110,8 @@ export function verbatimChunk(data: string): VerbatimChunk | null {
     }
   }
   if (!choices || scan.at !== data.length - 1 || data.charCodeAt(scan.at) !== CLOSE_BRACE) return null;
-  return new VerbatimChunk(data, restAt, usageAt, usageEnd, scan.chars);
+  const one = scan.texts === 1;
+  return new VerbatimChunk(data, restAt, usageAt, usageEnd, scan.chars, one ? scan.textAt : -1, one ? scan.textEnd : -1);
 }
 
 const RESERVED = new Set(['id', 'object', 'created', 'model', 'choices', 'usage', 'error']);
@@ -100,6 +129,10 @@ class Scanner {
   at = 0;
   /** Characters of content and refusal strings seen, as their decoded length. */
   chars = 0;
+  /** How many such strings, and where the last one starts and ends (its quotes included). */
+  texts = 0;
+  textAt = -1;
+  textEnd = -1;
 
   constructor(private readonly s: string) {}
 
@@ -199,8 +232,13 @@ class Scanner {
     for (let i = this.at + 1; i < s.length; i++) {
       const c = s.charCodeAt(i);
       if (c === QUOTE) {
+        if (counted) {
+          this.chars += length;
+          this.texts++;
+          this.textAt = this.at;
+          this.textEnd = i + 1;
+        }
         this.at = i + 1;
-        if (counted) this.chars += length;
         return true;
       }
       if (c < 0x20) return false;

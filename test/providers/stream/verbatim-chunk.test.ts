@@ -89,3 +89,69 @@ describe('verbatimChunk', () => {
     for (const variant of variants) if (verbatimChunk(variant) !== null) expect(valid(variant), variant).toBe(true);
   });
 });
+
+describe('VerbatimChunk.follows: the next chunk of the same shape, only its text string scanned', () => {
+  const valid = (s: string) => {
+    try {
+      JSON.parse(s);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('takes a chunk that differs only in its text, with the same relay text, usage and count as a full scan', () => {
+    const first = verbatimChunk(text('Hello'))!;
+    for (const content of ['', ' world', 'a "quoted" \\ word\n', 'é🌍\u0001', 'x'.repeat(300)]) {
+      const data = text(content);
+      const followed = first.follows(data)!;
+      expect(followed, content).toBeInstanceOf(VerbatimChunk);
+      const scanned = verbatimChunk(data)!;
+      for (const withUsage of [true, false]) {
+        expect(followed.rest(withUsage)).toBe(scanned.rest(withUsage));
+        expect(relayed(followed, withUsage)).toEqual(parsed(data, withUsage));
+      }
+      expect(followed.usage).toBe(null);
+      expect(followed.chars).toBe(content.length);
+      // And a chunk taken that way is itself followed by the next.
+      expect(followed.follows(text('next'))!.rest(false)).toBe(verbatimChunk(text('next'))!.rest(false));
+    }
+  });
+
+  it('leaves every other chunk to the full scan: other members, two texts, the last chunks', () => {
+    const first = verbatimChunk(text('Hello'))!;
+    const others = [
+      text('Hi').replace('"chatcmpl-1"', '"chatcmpl-2"'),
+      text('Hi').replace('fp_1', 'fp_2'),
+      `${HEAD},"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":"stop"}],"usage":null}`,
+      `${HEAD},"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":1}}`,
+      `${HEAD},"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}`,
+    ];
+    for (const data of others) expect(first.follows(data), data).toBe(null);
+    // A chunk with two text strings (two choices) frames nothing.
+    const two = verbatimChunk(`${HEAD},"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null},{"index":1,"delta":{"content":"b"},"finish_reason":null}]}`)!;
+    expect(two.follows(`${HEAD},"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null},{"index":1,"delta":{"content":"c"},"finish_reason":null}]}`)).toBe(null);
+    // The full scan still takes what follows() refuses, through verbatimChunk(data, last).
+    expect(verbatimChunk(others[0]!, first)).toBeInstanceOf(VerbatimChunk);
+    expect(verbatimChunk(others[2]!, first)).toBe(null);
+  });
+
+  it('never takes text that is not valid JSON: every cut and every inserted character of the string and around it', () => {
+    const first = verbatimChunk(text('Hello'))!;
+    const data = text('a\u00e9"b\\');
+    const variants: string[] = [];
+    for (let i = 0; i < data.length; i++) {
+      variants.push(data.slice(0, i), data.slice(0, i) + data.slice(i + 1));
+      for (const c of ['"', '\\', 'u', '\n', '}', 'x']) variants.push(data.slice(0, i) + c + data.slice(i));
+    }
+    let taken = 0;
+    for (const variant of variants) {
+      const followed = first.follows(variant);
+      if (followed === null) continue;
+      taken++;
+      expect(valid(variant), variant).toBe(true);
+      expect(followed.chars).toBe((JSON.parse(variant) as { choices: [{ delta: { content: string } }] }).choices[0].delta.content.length);
+    }
+    expect(taken).toBeGreaterThan(10);
+  });
+});
