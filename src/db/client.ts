@@ -2,21 +2,20 @@
 // set, otherwise an embedded PGlite database (real Postgres compiled to WebAssembly) kept
 // in DATA_DIR and run on a thread of its own (src/db/pglite-thread.ts). Both speak the same
 // SQL, so everything above this file is shared.
+// The drivers, drizzle and the schema are imported when a database is opened, not with this
+// file: the entry point imports it, and the embedded database's thread (the longest part of a
+// start) is spawned before the main thread spends 80 ms loading them.
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import pg from 'pg';
-import * as schema from './schema.js';
+import type * as schema from './schema.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
 import { imageFolder } from './pglite-image.js';
 import { openRemotePglite, type RemotePglite } from './pglite-remote.js';
 import type { Created } from './pglite-thread-protocol.js';
-import { listenPostgres, type NotificationHandler } from './notifications.js';
+import type { NotificationHandler } from './notifications.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -80,6 +79,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 async function openPostgres(url: string): Promise<Database & { migrate(): Promise<void> }> {
+  const [{ default: pg }, { drizzle: drizzlePg }, { migrate: migratePg }, schema, { listenPostgres }] = await Promise.all([
+    import('pg'),
+    import('drizzle-orm/node-postgres'),
+    import('drizzle-orm/node-postgres/migrator'),
+    import('./schema.js'),
+    import('./notifications.js'),
+  ]);
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
@@ -121,14 +127,21 @@ async function openPglite({ dataDir, pgliteSnapshot, migrate, pgliteImage }: Dat
     unlock = lockEmbeddedDatabase(path.resolve(dataDir));
   }
   let client: RemotePglite;
+  let drizzlePglite: typeof import('drizzle-orm/pglite').drizzle;
+  let schema: typeof import('./schema.js');
+  let opening: Promise<RemotePglite> | undefined;
   try {
-    client = await openRemotePglite({
+    opening = openRemotePglite({
       dir,
       snapshot: pgliteSnapshot ?? null,
       migrationsFolder: migrate === false ? null : migrationsFolder(),
       imageFolder: pgliteImage === undefined ? imageFolder() : pgliteImage,
     });
+    // Loaded while the thread opens the database.
+    [client, { drizzle: drizzlePglite }, schema] = await Promise.all([opening, import('drizzle-orm/pglite'), import('./schema.js')]);
   } catch (error) {
+    // The thread, if it opened, before the lock on its directory goes.
+    await opening?.then((opened) => opened.close()).catch(() => {});
     unlock();
     throw error;
   }

@@ -49,11 +49,17 @@ async function auth(app: FastifyInstance) {
   });
 
   // Revoked, changed, disabled: every process drops the cached key when the change commits.
-  const unsubscribe = await onKeyChange(app.database, (notice) =>
+  // In place before the server listens (onReady), while the routes register: a database's first
+  // LISTEN takes 50-70 ms at start-up, on the embedded database's thread or the server.
+  const listening = onKeyChange(app.database, (notice) =>
     notice.kind === 'key' ? authenticator.forget(notice.prefix) : authenticator.forgetAccount(notice.accountId),
   );
+  listening.catch(() => {}); // reported by onReady
+  app.addHook('onReady', async () => {
+    await listening;
+  });
   // The database may be gone already (closed by its owner): nothing is left to stop listening on.
-  app.addHook('onClose', () => unsubscribe().catch(() => {}));
+  app.addHook('onClose', () => listening.then((unsubscribe) => unsubscribe()).catch(() => {}));
 
   const adminDigest = app.config.adminToken ? digest(app.config.adminToken) : null;
   const throttle = createAuthThrottle(app.config.adminAuthMaxFailuresPerMinute);
