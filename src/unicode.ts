@@ -14,16 +14,32 @@ export function wellFormedText(text: string): string {
   return text.replace(LONE_SURROGATE, '\ufffd');
 }
 
-/** A copy of a JSON value with every string, keys included, made well-formed. */
+/** A JSON value with every string, keys included, made well-formed: a copy where one changes, else the value itself. */
 export function wellFormedJson<T>(value: T): T {
   return mapStrings(value, wellFormedText);
 }
 
+// Copies only the arrays and objects that hold a changed string: most values have none, and a
+// run's trace copied whole at every write was most of what this cost.
 function mapStrings<T>(value: T, map: (text: string) => string): T {
   if (typeof value === 'string') return map(value) as T;
-  if (Array.isArray(value)) return value.map((v) => mapStrings(v, map)) as T;
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const mapped = mapStrings(value[i] as unknown, map);
+      if (mapped !== value[i]) (out ??= value.slice())[i] = mapped;
+    }
+    return (out ?? value) as T;
+  }
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [map(k), mapStrings(v, map)])) as T;
+    const object = value as Record<string, unknown>;
+    for (const key of Object.keys(object)) {
+      if (map(key) !== key || mapStrings(object[key], map) !== object[key]) {
+        // fromEntries defines every key as its own (a `__proto__` key from JSON.parse stays data).
+        return Object.fromEntries(Object.entries(object).map(([k, v]) => [map(k), mapStrings(v, map)])) as T;
+      }
+    }
+    return value;
   }
   return value;
 }
@@ -37,7 +53,7 @@ export function storableText(text: string): string {
   return text.replace(UNSTORABLE, '\ufffd');
 }
 
-/** A copy of a JSON value with every string, keys included, made storable. */
+/** A JSON value with every string, keys included, made storable: a copy where one changes, else the value itself. */
 export function storableJson<T>(value: T): T {
   return mapStrings(value, storableText);
 }
