@@ -329,8 +329,10 @@ describe('failures', () => {
 
   it('a client that does not read stalls the vendor read: a bounded number of events leave the vendor', async () => {
     const user = await account([openai(0)]);
-    // Some 20 MB of events: more than the kernel's socket buffers on both sides can hold.
-    const total = 100_000;
+    // Some 55 MB of events, far more than the kernel's socket buffers hold between the client, the
+    // service and the vendor: 30,000-35,000 events (about 6 MB) leave before the stall on the 2-core
+    // machine, and 100,000 left too little margin under load (their size grows with tcp_rmem/wmem autotuning).
+    const total = 300_000;
     fakes.openai.script({ kind: 'stream-long', chunks: total });
     const url = new URL(server.url);
     const payload = JSON.stringify({ model: 'gpt-4o-mini', messages: hello, stream: true });
