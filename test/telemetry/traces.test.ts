@@ -188,8 +188,9 @@ describe('traces with tracing on', () => {
     expect(attempt.attributes).toMatchObject({ 'ladder.stream.outcome': 'completed', 'gen_ai.usage.input_tokens': 7, 'gen_ai.usage.output_tokens': 3, 'http.response.status_code': 200 });
     expect(parentOf(attempt)).toBe(idOf(server!));
     // The attempt lasted as long as the stream: it ended after the first chunk was sent, within the
-    // request. Each span reads the clock from its own anchor, so two spans' times may disagree by a
-    // little (an attempt ending 73 µs "after" its request was seen under load): within a millisecond.
+    // request. The SDK times a span from Date.now() at its start (whole milliseconds) plus the time
+    // since, so two spans' clocks may disagree by up to a millisecond (an attempt ending 73 µs
+    // "after" its request was seen under load).
     expect(attempt.endTime[0] * 1e9 + attempt.endTime[1]).toBeLessThanOrEqual(server!.endTime[0] * 1e9 + server!.endTime[1] + 1e6);
   });
 
