@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import type { CallerSignal } from '../abort-scope.js';
 import { instrumentRunner } from '../metrics/instrument-runner.js';
 import type { RouterLogger } from '../providers/router.js';
 import { relayedCall } from '../providers/stream/relayed-call.js';
@@ -44,10 +45,10 @@ async function laddersPlugin(app: FastifyInstance) {
     exclusive: app.database.kind === 'pglite',
     log: app.log.child({ component: 'leases' }),
   });
-  const route = (request: Parameters<typeof app.providerRouter.call>[0], connections: Parameters<typeof app.providerRouter.call>[1], signal?: AbortSignal, log?: Parameters<typeof app.providerRouter.call>[3]) =>
+  const route = (request: Parameters<typeof app.providerRouter.call>[0], connections: Parameters<typeof app.providerRouter.call>[1], signal?: CallerSignal, log?: Parameters<typeof app.providerRouter.call>[3]) =>
     app.providerRouter.call(request, connections, signal, log);
   // A streamed run's answer: the router's stream, read to its end and relayed as it comes (src/routes/ladders/stream.ts).
-  const relay = async (request: ChatRequest, connections: ProviderConnection[], onDelta: DeltaSink, signal?: AbortSignal, log?: RouterLogger) =>
+  const relay = async (request: ChatRequest, connections: ProviderConnection[], onDelta: DeltaSink, signal?: CallerSignal, log?: RouterLogger) =>
     relayedCall(await app.providerRouter.stream(request, connections, signal, log), onDelta, estimatePromptTokens(request));
   const runSpans = app.telemetry.runs; // traces: a span per run, step and node
   const executor = createRunExecutor({ database: app.database, leases, route, relay, prices: app.prices, ...(runSpans ? { tracer: runSpans } : {}) });

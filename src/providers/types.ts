@@ -1,4 +1,5 @@
 // Shared vocabulary between the chat routes, the ladder interpreter and the provider router.
+import type { CallerSignal } from '../abort-scope.js';
 import type { ContentPartInput, RequestMessage } from '../schemas/chat-messages.js';
 import type { Choice, DirectChatRequest, UsageOut } from '../schemas/chat.js';
 
@@ -82,4 +83,4 @@ export type DeltaSink = (text: string) => void | Promise<void>;
  * `onDelta` the call is streamed and its text handed over as it arrives; it still resolves with
  * the whole result, so it is checkpointed, metered and traced as any other call.
  */
-export type ModelCall = (request: ChatRequest, signal?: AbortSignal, onDelta?: DeltaSink) => Promise<ChatResult>;
+export type ModelCall = (request: ChatRequest, signal?: CallerSignal, onDelta?: DeltaSink) => Promise<ChatResult>;

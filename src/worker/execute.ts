@@ -1,6 +1,7 @@
 // Running an instance this process holds, synchronous or background: its lease watched, its
 // calls checkpointed, its events written, resumed from the checkpoints of an earlier attempt,
 // and its outcome recorded once, unless the run was lost or handed back on the way.
+import type { CallerSignal } from '../abort-scope.js';
 import type { Database } from '../db/client.js';
 import { ApiError, internalError } from '../errors.js';
 import type { LadderConfig } from '../ladders/language/config.js';
@@ -19,9 +20,9 @@ import type { LeaseKeeper, RunKind } from './lease.js';
 export interface RunExecutorDeps {
   database: Pick<Database, 'query' | 'queryRelaxed'>;
   leases: LeaseKeeper;
-  route: (request: ChatRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger) => Promise<ChatResult>;
+  route: (request: ChatRequest, connections: ProviderConnection[], signal?: CallerSignal, log?: RouterLogger) => Promise<ChatResult>;
   /** The same call streamed, its text handed to `onDelta` as it arrives (the answer of a streamed synchronous run). */
-  relay?: (request: ChatRequest, connections: ProviderConnection[], onDelta: DeltaSink, signal?: AbortSignal, log?: RouterLogger) => Promise<ChatResult>;
+  relay?: (request: ChatRequest, connections: ProviderConnection[], onDelta: DeltaSink, signal?: CallerSignal, log?: RouterLogger) => Promise<ChatResult>;
   prices: PriceTable;
   /** A span per run, with its steps and nodes inside (src/telemetry/); none by default. */
   tracer?: RunSpans;

@@ -1,6 +1,6 @@
 // The bookkeeping of one run: every model call goes through here to be budgeted, capped,
 // timed, charged and traced, and the first failure halts everything still in flight.
-import { abortScope } from '../../abort-scope.js';
+import { CallerGone, forget, whenAborted, type CallerSignal } from '../../abort-scope.js';
 import { ApiError, internalError } from '../../errors.js';
 import { costOf, defaultPriceTable, priceOf, type PriceTable } from '../../pricing/prices.js';
 import type { DeltaSink, Usage } from '../../providers/types.js';
@@ -115,14 +115,18 @@ export class RunContext implements MemoryMeter {
     let costNanos = 0;
     const started = performance.now();
     const base = { node, prompt: prompt.slice(0, TRACE_PROMPT_CHARS), promptChars: prompt.length };
-    // Each call gets its own scope under the run's signal, so the run's signal carries one
-    // listener however many calls are in flight (see abort-scope.ts).
-    const scope = abortScope(this.controller.signal);
+    // Each call gets its own handle under the run's signal, so the run's signal carries one
+    // listener however many calls are in flight (see abort-scope.ts); a handle rather than an
+    // AbortController, which costs microseconds per call (an AbortSignal is an EventTarget).
+    const runSignal = this.controller.signal;
+    const gone = new CallerGone();
+    const onRunAbort = (reason: unknown) => gone.abort(reason);
+    if (runSignal.aborted) gone.abort(runSignal.reason);
+    else whenAborted(runSignal, onRunAbort);
     let call: RecordedCall;
     try {
-      const signal = scope.signal;
       const request = { model, messages: [{ role: 'user' as const, content: prompt }], max_tokens: reservation.maxTokens };
-      const result = await untilAborted(this.options.call(request, signal, onDelta), signal);
+      const result = await untilAborted(this.options.call(request, gone, onDelta), gone);
       costNanos = costOf(model, result.usage, this.prices);
       call = { output: result.content, usage: result.usage, costNanos, provider: result.provider, latencyMs: Math.round(performance.now() - started) };
     } catch (error) {
@@ -135,7 +139,7 @@ export class RunContext implements MemoryMeter {
       journal?.callFailed?.(place, { prompt, error: message, latencyMs });
       throw this.halt(failure);
     } finally {
-      scope.dispose();
+      forget(runSignal, onRunAbort);
       this.budget.settle(reservation, costNanos);
     }
     // Counted before anything else can fail: the call was made and is paid for.
@@ -233,18 +237,18 @@ function callerAbortError(reason: unknown): ApiError {
 }
 
 // A call that ignores its signal must still not hold the run past its wall time.
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+function untilAborted<T>(promise: Promise<T>, signal: CallerSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const onAbort = (reason: unknown) => reject(reason);
+    whenAborted(signal, onAbort);
     promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        forget(signal, onAbort);
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        forget(signal, onAbort);
         reject(error);
       },
     );

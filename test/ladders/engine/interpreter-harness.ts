@@ -1,5 +1,6 @@
 // A deterministic in-process ModelCall for interpreter tests: it records every prompt and
 // answers through a script. Token counts are character counts, so usage and spend are exact.
+import { realSignal, type CallerSignal } from '../../../src/abort-scope.js';
 import type { LadderConfig } from '../../../src/ladders/language/config.js';
 import { runLadder } from '../../../src/ladders/engine/interpreter.js';
 import { resolveKnobs } from '../../../src/ladders/engine/knobs.js';
@@ -14,7 +15,7 @@ export interface Received {
   model: string;
   /** The max_tokens the run sent. */
   maxTokens: number | undefined;
-  signal: AbortSignal | undefined;
+  signal: CallerSignal | undefined;
 }
 
 export type Script = (prompt: string, index: number, signal: AbortSignal | undefined) => string | Promise<string>;
@@ -27,7 +28,7 @@ export interface FakeModel {
 
 export function fakeModel(script: Script = (prompt) => `echo(${prompt.length})`): FakeModel {
   const received: Received[] = [];
-  const call: ModelCall = async (request: ChatRequest, signal?: AbortSignal): Promise<ChatResult> => {
+  const call: ModelCall = async (request: ChatRequest, signal?: CallerSignal): Promise<ChatResult> => {
     const [message, ...rest] = request.messages;
     if (!message || rest.length > 0 || message.role !== 'user' || typeof message.content !== 'string') {
       throw new Error('expected exactly one user message with string content');
@@ -35,7 +36,8 @@ export function fakeModel(script: Script = (prompt) => `echo(${prompt.length})`)
     const prompt = message.content;
     const entry: Received = { prompt, model: request.model, maxTokens: request.max_tokens, signal };
     received.push(entry);
-    const content = await script(prompt, received.length - 1, signal);
+    // A script gets a real AbortSignal, as a vendor call's transport does (realSignal).
+    const content = await script(prompt, received.length - 1, realSignal(signal));
     entry.output = content;
     return {
       content,
