@@ -49,8 +49,8 @@ async function auth(app: FastifyInstance) {
   });
 
   // Revoked, changed, disabled: every process drops the cached key when the change commits.
-  // In place before the server listens (onReady), while the routes register: a database's first
-  // LISTEN takes 50-70 ms at start-up, on the embedded database's thread or the server.
+  // In place before the server listens (onReady), while the routes register: the first LISTEN on
+  // the embedded database took 50-70 ms at start-up, which the registrations after it waited for.
   const listening = onKeyChange(app.database, (notice) =>
     notice.kind === 'key' ? authenticator.forget(notice.prefix) : authenticator.forgetAccount(notice.accountId),
   );
