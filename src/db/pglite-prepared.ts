@@ -5,8 +5,7 @@
 // reuses the plan: about a third of the time. Its rows are read with the row description the
 // statement's Describe gave when it was prepared (a prepared statement's columns never change),
 // rather than a Describe of every portal.
-import { parse, protocol, type PGlite } from '@electric-sql/pglite';
-import type { messages as wire } from '@electric-sql/pglite';
+import { parse, protocol, type PGlite, type messages as wire } from '@electric-sql/pglite';
 
 export type PreparedQuery = <Row>(name: string, text: string, params?: unknown[]) => Promise<Row[]>;
 
