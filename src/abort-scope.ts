@@ -5,7 +5,8 @@
 // the callbacks registered with `whenAborted`, an abort scope's among them.
 
 export interface AbortScope {
-  readonly signal: AbortSignal;
+  /** A handle, not an AbortSignal (an EventTarget, microseconds per scope): `realSignal` makes one where an API needs it. */
+  readonly signal: CallerGone;
   abort(reason?: unknown): void;
   /** Unlinks the scope from its parent; call it when the operation ends, however it ends. */
   dispose(): void;
@@ -94,12 +95,12 @@ export function forget(parent: CallerSignal, onAbort: OnAbort): void {
 
 /** A scope that aborts when `parent` does, or when aborted itself. */
 export function abortScope(parent?: CallerSignal): AbortScope {
-  const controller = new AbortController();
-  const abort: OnAbort = (reason) => controller.abort(reason);
-  const scope: AbortScope = { signal: controller.signal, abort, dispose: () => {} };
+  const handle = new CallerGone();
+  const abort: OnAbort = (reason) => handle.abort(reason);
+  const scope: AbortScope = { signal: handle, abort, dispose: () => {} };
   if (!parent) return scope;
   if (parent.aborted) {
-    controller.abort(parent.reason);
+    handle.abort(parent.reason);
     return scope;
   }
   whenAborted(parent, abort);

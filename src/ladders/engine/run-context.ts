@@ -1,6 +1,6 @@
 // The bookkeeping of one run: every model call goes through here to be budgeted, capped,
 // timed, charged and traced, and the first failure halts everything still in flight.
-import { CallerGone, forget, whenAborted, type CallerSignal } from '../../abort-scope.js';
+import { abortScope, forget, whenAborted, type CallerSignal } from '../../abort-scope.js';
 import { ApiError, internalError } from '../../errors.js';
 import { costOf, defaultPriceTable, priceOf, type PriceTable } from '../../pricing/prices.js';
 import type { DeltaSink, Usage } from '../../providers/types.js';
@@ -115,18 +115,13 @@ export class RunContext implements MemoryMeter {
     let costNanos = 0;
     const started = performance.now();
     const base = { node, prompt: prompt.slice(0, TRACE_PROMPT_CHARS), promptChars: prompt.length };
-    // Each call gets its own handle under the run's signal, so the run's signal carries one
-    // listener however many calls are in flight (see abort-scope.ts); a handle rather than an
-    // AbortController, which costs microseconds per call (an AbortSignal is an EventTarget).
-    const runSignal = this.controller.signal;
-    const gone = new CallerGone();
-    const onRunAbort = (reason: unknown) => gone.abort(reason);
-    if (runSignal.aborted) gone.abort(runSignal.reason);
-    else whenAborted(runSignal, onRunAbort);
+    // Each call gets its own scope under the run's signal, so the run's signal carries one
+    // listener however many calls are in flight (see abort-scope.ts).
+    const scope = abortScope(this.controller.signal);
     let call: RecordedCall;
     try {
       const request = { model, messages: [{ role: 'user' as const, content: prompt }], max_tokens: reservation.maxTokens };
-      const result = await untilAborted(this.options.call(request, gone, onDelta), gone);
+      const result = await untilAborted(this.options.call(request, scope.signal, onDelta), scope.signal);
       costNanos = costOf(model, result.usage, this.prices);
       call = { output: result.content, usage: result.usage, costNanos, provider: result.provider, latencyMs: Math.round(performance.now() - started) };
     } catch (error) {
@@ -139,7 +134,7 @@ export class RunContext implements MemoryMeter {
       journal?.callFailed?.(place, { prompt, error: message, latencyMs });
       throw this.halt(failure);
     } finally {
-      forget(runSignal, onRunAbort);
+      scope.dispose();
       this.budget.settle(reservation, costNanos);
     }
     // Counted before anything else can fail: the call was made and is paid for.
