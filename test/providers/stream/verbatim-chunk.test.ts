@@ -16,6 +16,25 @@ const parsed = (data: string, withUsage: boolean) => {
   return chunk;
 };
 
+const valid = (s: string) => {
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** `data` cut at every place, with each character dropped, and with each of `inserted` put at every place. */
+function variantsOf(data: string, inserted: string[]): string[] {
+  const variants: string[] = [];
+  for (let i = 0; i < data.length; i++) {
+    variants.push(data.slice(0, i), data.slice(0, i) + data.slice(i + 1));
+    for (const c of inserted) variants.push(data.slice(0, i) + c + data.slice(i));
+  }
+  return variants;
+}
+
 describe('verbatimChunk', () => {
   it('keeps a text delta as text: the relay gives the same JSON as a parse would, usage null kept only when asked', () => {
     const data = text('Hello');
@@ -73,33 +92,12 @@ describe('verbatimChunk', () => {
   it('never takes text that is not valid JSON: every cut and every inserted character of a chunk', () => {
     const data = `${HEAD},"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":"a\\u00e9\\"b","role":"assistant"},"logprobs":{"n":-1.5E+2,"z":0},"finish_reason":null}],"usage":null,"t":true}`;
     expect(verbatimChunk(data)).not.toBe(null);
-    const valid = (s: string) => {
-      try {
-        JSON.parse(s);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    const variants: string[] = [];
-    for (let i = 0; i < data.length; i++) {
-      variants.push(data.slice(0, i), data.slice(0, i) + data.slice(i + 1));
-      for (const c of ['"', '\\', ',', '}', ']', '{', '[', ':', '0', '-', '.', 'e', '\n', 'x']) variants.push(data.slice(0, i) + c + data.slice(i));
-    }
+    const variants = variantsOf(data, ['"', '\\', ',', '}', ']', '{', '[', ':', '0', '-', '.', 'e', '\n', 'x']);
     for (const variant of variants) if (verbatimChunk(variant) !== null) expect(valid(variant), variant).toBe(true);
   });
 });
 
 describe('VerbatimChunk.follows: the next chunk of the same shape, only its text string scanned', () => {
-  const valid = (s: string) => {
-    try {
-      JSON.parse(s);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-
   it('takes a chunk that differs only in its text, with the same relay text, usage and count as a full scan', () => {
     const first = verbatimChunk(text('Hello'))!;
     for (const content of ['', ' world', 'a "quoted" \\ word\n', 'é🌍\u0001', 'x'.repeat(300)]) {
@@ -138,14 +136,8 @@ describe('VerbatimChunk.follows: the next chunk of the same shape, only its text
 
   it('never takes text that is not valid JSON: every cut and every inserted character of the string and around it', () => {
     const first = verbatimChunk(text('Hello'))!;
-    const data = text('a\u00e9"b\\');
-    const variants: string[] = [];
-    for (let i = 0; i < data.length; i++) {
-      variants.push(data.slice(0, i), data.slice(0, i) + data.slice(i + 1));
-      for (const c of ['"', '\\', 'u', '\n', '}', 'x']) variants.push(data.slice(0, i) + c + data.slice(i));
-    }
     let taken = 0;
-    for (const variant of variants) {
+    for (const variant of variantsOf(text('a\u00e9"b\\'), ['"', '\\', 'u', '\n', '}', 'x'])) {
       const followed = first.follows(variant);
       if (followed === null) continue;
       taken++;
