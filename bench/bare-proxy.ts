@@ -1,9 +1,11 @@
-// The least a Node.js TLS gateway can do, for the benchmark's `floor` row: an HTTPS server
+// The least a Node.js TLS gateway can do, for the benchmarks' `floor` rows: an HTTPS server
 // that reads the request body, forwards it with undici to the upstream over a kept-alive
-// connection, and returns the answer. No routing, validation, keys, quotas or logs. What the
-// service adds over this is the cost of our own code; what this adds over `direct` is the
-// machine's price of one TLS hop and one proxied HTTP call. Run as a child process; it gets
+// connection, and returns the answer: whole, or for an event stream, each piece written as it
+// is read (with backpressure), without parsing it. No routing, validation, keys, quotas or logs.
+// What the service adds over this is the cost of our own code; what this adds over `direct` is
+// the machine's price of one TLS hop and one proxied HTTP call. Run as a child process; it gets
 // the upstream and the certificate over IPC and reports its port back.
+import { once } from 'node:events';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
@@ -23,12 +25,20 @@ process.once('message', (setup: Setup) => {
     req.on('end', () => {
       request(target, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: Buffer.concat(chunks) })
         .then(async (upstream) => {
+          const type = String(upstream.headers['content-type'] ?? '');
+          if (type.startsWith('text/event-stream')) {
+            res.writeHead(upstream.statusCode, { 'content-type': type, 'cache-control': 'no-cache' });
+            for await (const piece of upstream.body) if (!res.write(piece)) await once(res, 'drain');
+            res.end();
+            return;
+          }
           const body = Buffer.from(await upstream.body.arrayBuffer());
           res.writeHead(upstream.statusCode, { 'content-type': 'application/json', 'content-length': String(body.length) });
           res.end(body);
         })
         .catch(() => {
-          res.writeHead(502).end();
+          if (res.headersSent) res.destroy();
+          else res.writeHead(502).end();
         });
     });
   });

@@ -23,10 +23,9 @@
 // runs that build's service instead, to compare two builds with the same bench. The last line is
 // the JSON report (bench/report.ts).
 // Streaming (`stream: true`) has its own: `npm run bench:stream` (bench/chat-stream.ts).
-import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +34,7 @@ import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
 import type { ProbeResult, ProbeStart } from './alloc-probe.js';
 import { figure, printReport, SMOKE, type Figure } from './report.js';
-import { call, children, cpuTimeUs, startService, startUpstream, stopChildren, type Service } from './service-process.js';
+import { call, children, cpuTimeUs, startBareProxy, startService, startUpstream, stopChildren, type Service } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION ?? (SMOKE ? 1 : 5));
@@ -55,16 +54,6 @@ interface Run {
   requests: number;
   /** CPU time (user + system) the proxying process spent per request; null for direct. */
   cpuUs: number | null;
-}
-
-/** The bare HTTPS proxy, with the service's own certificate (so both pay the same TLS). */
-async function startBareProxy(upstream: string, dataDir: string): Promise<{ url: string; pid: number | undefined }> {
-  const child = fork(path.join(here, 'bare-proxy.js'), { stdio: 'inherit' });
-  children.push(child);
-  const tlsDir = path.join(dataDir, 'tls');
-  child.send({ upstream, cert: readFileSync(path.join(tlsDir, 'localhost.crt'), 'utf8'), key: readFileSync(path.join(tlsDir, 'localhost.key'), 'utf8') });
-  const [message] = (await once(child, 'message')) as [{ port: number }];
-  return { url: `https://127.0.0.1:${message.port}`, pid: child.pid };
 }
 
 /** Percentile over exact latencies (autocannon's own histogram rounds to whole milliseconds). */
@@ -245,7 +234,7 @@ async function main(): Promise<void> {
     const { url: service, pid: servicePid } = started;
     process.stdout.write(`service   ${service} (LOG_LEVEL=${LOG_LEVEL}); ready in ${fresh.startMs.toFixed(0)} ms on a fresh DATA_DIR, ${started.startMs.toFixed(0)} ms on an existing one\n`);
     figures.push(figure('start.fresh_data_dir', fresh.startMs, 'ms', { atMost: 2000 }), figure('start.existing_data_dir', started.startMs, 'ms', { atMost: 1000 }));
-    const { url: floor, pid: floorPid } = await startBareProxy(upstream, dataDir);
+    const { url: floor, pid: floorPid } = await startBareProxy(upstream, path.join(dataDir, 'tls'));
     process.stdout.write(`floor     ${floor} (bare HTTPS proxy)\n`);
 
     const account = await setUpAccount(tls, service, admin);

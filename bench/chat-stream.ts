@@ -2,7 +2,9 @@
 // and memory"), each figure beside its goal:
 // - time to first token added over streaming straight from the local upstream (p50, 1 connection),
 //   with the non-streamed answer's added latency beside it;
-// - relay CPU per chunk, and a 500-chunk answer's CPU streamed vs the same answer whole;
+// - relay CPU per chunk, and a 500-chunk answer's CPU streamed vs the same answer whole, beside
+//   the same figures for the floor (bench/bare-proxy.ts: a bare TLS proxy piping the stream's
+//   bytes unparsed), the share of that ratio no gateway on this machine can avoid;
 // - 1,000 concurrent slow streams (a chunk every 100 ms) in one process: RSS growth,
 //   event-loop delay p99, every stream complete.
 // Separate processes as in bench/chat-completions.ts: this one (the clients), the upstream
@@ -18,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { figure, printReport, SMOKE, type Figure } from './report.js';
-import { call, cpuTimeUs, startService, startUpstream, stopChildren } from './service-process.js';
+import { call, cpuTimeUs, startBareProxy, startService, startUpstream, stopChildren } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SIZES = SMOKE
@@ -41,6 +43,7 @@ interface Target {
   headers: Record<string, string>;
 }
 
+const signed = (us: number) => `${us >= 0 ? '+' : ''}${us.toFixed(0)}`;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
@@ -248,11 +251,20 @@ async function main(): Promise<void> {
     }
     if (runs('cpu')) {
       const cpu = await relayCpu(tls, service, pid);
+      const bare = await startBareProxy(upstream, path.join(dataDir, 'tls'));
+      const floor = await relayCpu(tls, { url: `${bare.url}/v1/chat/completions`, headers: direct.headers }, bare.pid!);
       process.stdout.write(
         `CPU, ${SIZES.cpuRounds * SIZES.cpuBlock} requests each (${SIZES.cpuRounds} alternated blocks): ${LONG_CHUNKS}-chunk answer streamed ${cpu.streamedCpuUs.toFixed(0)} µs, whole ${cpu.wholeCpuUs.toFixed(0)} µs: ` +
-          `${cpu.ratio.toFixed(2)}x (goal <= ${GOALS.cpuRatio}x)\n  relay CPU per chunk ${cpu.perChunkUs.toFixed(2)} µs (goal <= ${GOALS.relayCpuPerChunkUs} µs)\n`,
+          `${cpu.ratio.toFixed(2)}x (goal <= ${GOALS.cpuRatio}x)\n  relay CPU per chunk ${cpu.perChunkUs.toFixed(2)} µs (goal <= ${GOALS.relayCpuPerChunkUs} µs)\n` +
+          `  floor (bare TLS proxy, the stream piped unparsed): streamed ${floor.streamedCpuUs.toFixed(0)} µs, whole ${floor.wholeCpuUs.toFixed(0)} µs: ${floor.ratio.toFixed(2)}x; ` +
+          `${floor.perChunkUs.toFixed(2)} µs per chunk\n  the service over the floor: streamed ${signed(cpu.streamedCpuUs - floor.streamedCpuUs)} µs, whole ${signed(cpu.wholeCpuUs - floor.wholeCpuUs)} µs\n`,
       );
-      figures.push(figure('relay_cpu_per_chunk', cpu.perChunkUs, 'us', { atMost: GOALS.relayCpuPerChunkUs }), figure('streamed_vs_whole_cpu', cpu.ratio, 'x', { atMost: GOALS.cpuRatio }));
+      figures.push(
+        figure('relay_cpu_per_chunk', cpu.perChunkUs, 'us', { atMost: GOALS.relayCpuPerChunkUs }),
+        figure('streamed_vs_whole_cpu', cpu.ratio, 'x', { atMost: GOALS.cpuRatio }),
+        figure('floor_relay_cpu_per_chunk', floor.perChunkUs, 'us'),
+        figure('floor_streamed_vs_whole_cpu', floor.ratio, 'x'),
+      );
     }
     if (runs('slow')) {
       const slow = await slowStreams(service, pid, probeFile);

@@ -50,6 +50,18 @@ export async function startUpstream(): Promise<string> {
   return `http://127.0.0.1:${message.port}`;
 }
 
+/**
+ * The bare HTTPS proxy (bench/bare-proxy.ts), the floor the service is compared with, serving
+ * the service's own certificate from `tlsDir` (its DATA_DIR/tls), so that both pay the same TLS.
+ */
+export async function startBareProxy(upstream: string, tlsDir: string): Promise<{ url: string; pid: number | undefined }> {
+  const child = fork(path.join(here, 'bare-proxy.js'), { stdio: 'inherit' });
+  children.push(child);
+  child.send({ upstream, cert: readFileSync(path.join(tlsDir, 'localhost.crt'), 'utf8'), key: readFileSync(path.join(tlsDir, 'localhost.key'), 'utf8') });
+  const [message] = (await once(child, 'message')) as [{ port: number }];
+  return { url: `https://127.0.0.1:${message.port}`, pid: child.pid };
+}
+
 /** A port nobody listens on right now (the service needs it before it can log anything). */
 export async function freePort(): Promise<number> {
   const probe = createNetServer().listen(0, '127.0.0.1');
