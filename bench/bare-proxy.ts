@@ -3,48 +3,45 @@
 // connection, and returns the answer: whole, or for an event stream, each piece written as it
 // is read (with backpressure), without parsing it. No routing, validation, keys, quotas or logs.
 // What the service adds over this is the cost of our own code; what this adds over `direct` is
-// the machine's price of one TLS hop and one proxied HTTP call. Run as a child process; it gets
-// the upstream and the certificate over IPC and reports its port back.
+// the machine's price of one TLS hop and one proxied HTTP call. Run as a child process:
+// `bare-proxy.js <upstream> <tls dir>` (the service's DATA_DIR/tls, so that both pay the same
+// TLS); it reports its port over IPC, which is otherwise left to a probe loaded with --import.
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { Agent, request } from 'undici';
 
-interface Setup {
-  upstream: string;
-  key: string;
-  cert: string;
-}
-
-process.once('message', (setup: Setup) => {
-  const dispatcher = new Agent({ keepAliveTimeout: 60_000 });
-  const target = `${setup.upstream}/v1/chat/completions`;
-  const server = createServer({ key: setup.key, cert: setup.cert }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      request(target, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: Buffer.concat(chunks) })
-        .then(async (upstream) => {
-          const type = String(upstream.headers['content-type'] ?? '');
-          if (type.startsWith('text/event-stream')) {
-            res.writeHead(upstream.statusCode, { 'content-type': type, 'cache-control': 'no-cache' });
-            for await (const piece of upstream.body) if (!res.write(piece)) await once(res, 'drain');
-            res.end();
-            return;
-          }
-          const body = Buffer.from(await upstream.body.arrayBuffer());
-          res.writeHead(upstream.statusCode, { 'content-type': 'application/json', 'content-length': String(body.length) });
-          res.end(body);
-        })
-        .catch(() => {
-          if (res.headersSent) res.destroy();
-          else res.writeHead(502).end();
-        });
-    });
+const [upstream, tlsDir] = process.argv.slice(2) as [string, string];
+const dispatcher = new Agent({ keepAliveTimeout: 60_000 });
+const target = `${upstream}/v1/chat/completions`;
+const tls = { key: readFileSync(path.join(tlsDir, 'localhost.key'), 'utf8'), cert: readFileSync(path.join(tlsDir, 'localhost.crt'), 'utf8') };
+const server = createServer(tls, (req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    request(target, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: Buffer.concat(chunks) })
+      .then(async (answer) => {
+        const type = String(answer.headers['content-type'] ?? '');
+        if (type.startsWith('text/event-stream')) {
+          res.writeHead(answer.statusCode, { 'content-type': type, 'cache-control': 'no-cache' });
+          for await (const piece of answer.body) if (!res.write(piece)) await once(res, 'drain');
+          res.end();
+          return;
+        }
+        const body = Buffer.from(await answer.body.arrayBuffer());
+        res.writeHead(answer.statusCode, { 'content-type': 'application/json', 'content-length': String(body.length) });
+        res.end(body);
+      })
+      .catch(() => {
+        if (res.headersSent) res.destroy();
+        else res.writeHead(502).end();
+      });
   });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.send?.({ port: (server.address() as AddressInfo).port });
-  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => {
+  process.send?.({ port: (server.address() as AddressInfo).port });
 });
 process.on('disconnect', () => process.exit(0));

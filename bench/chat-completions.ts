@@ -62,18 +62,21 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** Sends `message` to the service's allocation probe (bench/alloc-probe.ts) and waits for its answer. */
-async function askProbe<T>(service: Service, message: object): Promise<T> {
+/** A process with the allocation probe (bench/alloc-probe.ts) loaded: the service, or the floor. */
+type Probed = Pick<Service, 'child' | 'pid'>;
+
+/** Sends `message` to the process's allocation probe and waits for its answer. */
+async function askProbe<T>(service: Probed, message: object): Promise<T> {
   const answer = once(service.child, 'message') as Promise<[T]>;
   service.child.send(message);
   return (await answer)[0];
 }
 
 /**
- * V8 heap bytes the service allocates per request: `requests` requests at 1 connection, the
+ * V8 heap bytes the process allocates per request: `requests` requests at 1 connection, the
  * probe counting in between. With `sample`, also the heaviest allocating functions, per request.
  */
-async function allocation(service: Service, url: string, headers: Record<string, string>, body: string, requests: number, sample: boolean) {
+async function allocation(service: Probed, url: string, headers: Record<string, string>, body: string, requests: number, sample: boolean) {
   await askProbe(service, { probe: 'start', sample } satisfies ProbeStart);
   const cpuBefore = cpuTimeUs(service.pid);
   const mainBefore = cpuTimeUs(service.pid, true);
@@ -234,7 +237,8 @@ async function main(): Promise<void> {
     const { url: service, pid: servicePid } = started;
     process.stdout.write(`service   ${service} (LOG_LEVEL=${LOG_LEVEL}); ready in ${fresh.startMs.toFixed(0)} ms on a fresh DATA_DIR, ${started.startMs.toFixed(0)} ms on an existing one\n`);
     figures.push(figure('start.fresh_data_dir', fresh.startMs, 'ms', { atMost: 2000 }), figure('start.existing_data_dir', started.startMs, 'ms', { atMost: 1000 }));
-    const { url: floor, pid: floorPid } = await startBareProxy(upstream, path.join(dataDir, 'tls'));
+    const floorProxy = await startBareProxy(upstream, path.join(dataDir, 'tls'), ['--import', path.join(here, 'alloc-probe.js')]);
+    const { url: floor, pid: floorPid } = floorProxy;
     process.stdout.write(`floor     ${floor} (bare HTTPS proxy)\n`);
 
     const account = await setUpAccount(tls, service, admin);
@@ -306,7 +310,12 @@ async function main(): Promise<void> {
           `${allocated.collections} collections, ${allocated.cpuUs.toFixed(0)} µs CPU per request (${allocated.mainUs.toFixed(0)} µs on the main thread); heap sampling (${kb(sampled.sampledPerRequest)} KB per request sampled), heaviest allocators:\n`,
       );
       for (const a of sampled.top) process.stdout.write(`  ${kb(a.perRequest).padStart(6)} KB  ${a.at}\n`);
-      figures.push(figure('chat.service.c1.allocated_per_request', allocated.perRequest / 1024, 'KB', { atMost: 20 }));
+      // The floor measured the same way, warmed first (BENCH_ONLY=alloc sends it nothing before).
+      const floorTarget = allTargets.find((t) => t.target === 'floor')!;
+      await allocation(floorProxy, floorTarget.url, floorTarget.headers, body, allocRequests, false);
+      const floorAllocated = await allocation(floorProxy, floorTarget.url, floorTarget.headers, body, allocRequests, false);
+      process.stdout.write(`The floor (bare TLS proxy), the same way: ${kb(floorAllocated.perRequest)} KB per request, ${floorAllocated.collections} collections\n`);
+      figures.push(figure('chat.service.c1.allocated_per_request', allocated.perRequest / 1024, 'KB', { atMost: 20 }), figure('chat.floor.c1.allocated_per_request', floorAllocated.perRequest / 1024, 'KB'));
       // Sequential requests on one connection: the CPU figure least moved by other processes on the cores.
       figures.push(figure('chat.service.c1.alloc_run_cpu_per_request', allocated.cpuUs / 1000, 'ms'), figure('chat.service.c1.alloc_run_main_thread_cpu_per_request', allocated.mainUs / 1000, 'ms'));
     }

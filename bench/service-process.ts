@@ -53,13 +53,13 @@ export async function startUpstream(): Promise<string> {
 /**
  * The bare HTTPS proxy (bench/bare-proxy.ts), the floor the service is compared with, serving
  * the service's own certificate from `tlsDir` (its DATA_DIR/tls), so that both pay the same TLS.
+ * `nodeArgs` as for the service (a probe to load).
  */
-export async function startBareProxy(upstream: string, tlsDir: string): Promise<{ url: string; pid: number | undefined }> {
-  const child = fork(path.join(here, 'bare-proxy.js'), { stdio: 'inherit' });
+export async function startBareProxy(upstream: string, tlsDir: string, nodeArgs: string[] = []): Promise<{ url: string; pid: number | undefined; child: ChildProcess }> {
+  const child = fork(path.join(here, 'bare-proxy.js'), [upstream, tlsDir], { stdio: 'inherit', execArgv: nodeArgs });
   children.push(child);
-  child.send({ upstream, cert: readFileSync(path.join(tlsDir, 'localhost.crt'), 'utf8'), key: readFileSync(path.join(tlsDir, 'localhost.key'), 'utf8') });
   const [message] = (await once(child, 'message')) as [{ port: number }];
-  return { url: `https://127.0.0.1:${message.port}`, pid: child.pid };
+  return { url: `https://127.0.0.1:${message.port}`, pid: child.pid, child };
 }
 
 /** A port nobody listens on right now (the service needs it before it can log anything). */
