@@ -21,7 +21,7 @@ declare module 'fastify' {
     /** The same call streamed: resolves with the first chunk in hand; `signal` cancels the stream too. */
     streamModel(accountId: string, request: ChatRequest, signal?: CallerSignal, log?: RouterLogger): Promise<RoutedStream>;
     /** Embeddings on behalf of an account, through its connections whose vendor has them. */
-    embedModel(accountId: string, request: EmbeddingRequest, signal?: AbortSignal, log?: RouterLogger): Promise<EmbeddingResult>;
+    embedModel(accountId: string, request: EmbeddingRequest, signal?: CallerSignal, log?: RouterLogger): Promise<EmbeddingResult>;
     /** A Messages request's input tokens, counted by a connection whose vendor offers counting. */
     countMessageTokens(accountId: string, model: string, body: MessagesBody, signal?: AbortSignal, log?: RouterLogger, betas?: string): Promise<TokenCount>;
   }
@@ -52,7 +52,7 @@ async function providers(app: FastifyInstance) {
   app.decorate('streamModel', async (accountId: string, request: ChatRequest, signal?: CallerSignal, log?: RouterLogger) =>
     router.stream(request, await connections.forRouting(accountId), signal, log),
   );
-  app.decorate('embedModel', async (accountId: string, request: EmbeddingRequest, signal?: AbortSignal, log?: RouterLogger) =>
+  app.decorate('embedModel', async (accountId: string, request: EmbeddingRequest, signal?: CallerSignal, log?: RouterLogger) =>
     router.embed(request, await connections.forRouting(accountId), signal, log),
   );
   app.decorate('countMessageTokens', async (accountId: string, model: string, body: MessagesBody, signal?: AbortSignal, log?: RouterLogger, betas?: string) =>

@@ -89,7 +89,7 @@ export interface ProviderRouter {
    */
   stream(request: ChatRequest, connections: ProviderConnection[], signal?: CallerSignal, log?: RouterLogger): Promise<RoutedStream>;
   /** Embeddings (POST /v1/embeddings) from the connections whose vendor has them, with the same fallback. */
-  embed(request: EmbeddingRequest, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger): Promise<EmbeddingResult>;
+  embed(request: EmbeddingRequest, connections: ProviderConnection[], signal?: CallerSignal, log?: RouterLogger): Promise<EmbeddingResult>;
   /** A Messages request's input tokens, from the first connection for `model` whose vendor counts them. */
   countTokens(model: string, body: MessagesBody, connections: ProviderConnection[], signal?: AbortSignal, log?: RouterLogger, betas?: string): Promise<TokenCount>;
   /** The vendor's own model list for a connection (cached for a minute); null when it has none. */
@@ -151,7 +151,7 @@ export function createProviderRouter(options: ProviderRouterOptions = {}): Provi
     return { stream: sent.stream, model: candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs };
   }
 
-  async function embed(request: EmbeddingRequest, connections: ProviderConnection[], signal?: AbortSignal, log = logger): Promise<EmbeddingResult> {
+  async function embed(request: EmbeddingRequest, connections: ProviderConnection[], signal?: CallerSignal, log = logger): Promise<EmbeddingResult> {
     const { sent, candidate, attempts, upstreamMs } = await route(embeddingCandidates(request.model, connections), signal, log, embeddingExchange(request, options.maxEmbeddingsResponseBytes ?? 64 * 1024 * 1024));
     return Object.assign({}, sent.output, { model: sent.output.model ?? candidate.vendorModel, provider: candidate.connection.provider, attempts, upstreamMs });
   }

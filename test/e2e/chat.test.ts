@@ -507,6 +507,34 @@ describe('fallback', () => {
     expect(response.headers.get('x-ladder-attempts')).toBe('openai;status=200');
   });
 
+  it.each([
+    ['/v1/messages', { model: 'gpt-4o-mini', max_tokens: 16, messages: hello }],
+    ['/v1/responses', { model: 'gpt-4o-mini', input: 'Hello there' }],
+    ['/v1/embeddings', { model: 'text-embedding-3-small', input: 'Hello there' }],
+  ])('a caller that hangs up on %s closes the vendor connection at once, and nothing is tried elsewhere', async (path, body) => {
+    const { key } = await account([openaiConnection(0), openrouterConnection(10)]);
+    fakes.openai.script({ kind: 'delay', ms: TIMEOUT_MS * 0.8 });
+    const hangUp = new AbortController();
+    const pending = request(`${server.url}${path}`, {
+      method: 'POST',
+      dispatcher: tls,
+      signal: hangUp.signal,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 0.2));
+    const hungUpAt = Date.now();
+    hangUp.abort();
+    await expect(pending).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(fakes.openai.requests).toHaveLength(1);
+    const [sent] = fakes.openai.requests;
+    expect(sent!.clientClosed).toBe(true);
+    // Well before the vendor's delayed answer would have come.
+    expect(sent!.abortedAt! - hungUpAt).toBeLessThan(TIMEOUT_MS * 0.4);
+    expect(fakes.openrouter.requests).toHaveLength(0);
+  });
+
   it('the breaker is per connection: another account with the same vendor is still tried', async () => {
     const a = await account([openaiConnection(0), openrouterConnection(10)]);
     fakes.openai.script({ kind: 'error', status: 500 });

@@ -1,7 +1,6 @@
 // POST /v1/chat/completions: one model call through the caller's connections, with fallback.
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { CallerGone } from '../../abort-scope.js';
 import { clientClosedRequest } from '../../errors.js';
 import { ProviderRouteError } from '../../providers/router.js';
 import { ChatCompletionSchema, DirectChatRequestSchema } from '../../schemas/chat.js';
@@ -12,6 +11,7 @@ import { chatCompletion, requireUserMessage, setRoutingHeaders, setTextHeader, t
 import { streamChatCompletion } from './stream.js';
 import { checkMessages } from './messages.js';
 import * as ex from '../../schemas/examples.js';
+import { goneWhenClosed } from '../caller-gone.js';
 
 const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/completions', {
@@ -38,12 +38,7 @@ const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const subject = subjectOf(request.principal);
       return streamChatCompletion(app, reply, { subject, body, chatRequest: toChatRequest(body), log: request.log });
     }
-    // A caller that hangs up should not keep a vendor call (and its cost) running. A response
-    // closes once: `on` spares the wrapper `once` builds for every request.
-    const gone = new CallerGone();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) gone.abort();
-    });
+    const gone = goneWhenClosed(reply.raw);
     try {
       const chatRequest = toChatRequest(body);
       // quotas: limits before the call; cost, rate headers and a ledger row after it.

@@ -5,7 +5,7 @@
 // route answers them plainly in its own error shape.
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
-import { CallerGone } from '../../abort-scope.js';
+import type { CallerGone } from '../../abort-scope.js';
 import { ApiError, clientClosedRequest } from '../../errors.js';
 import type { StreamOutcome } from '../../metrics/recorder.js';
 import { ProviderRouteError } from '../../providers/router.js';
@@ -14,6 +14,7 @@ import type { ChatRequest } from '../../providers/types.js';
 import type { QuotaSubject } from '../../quotas/gate.js';
 import type { StreamMeter } from '../../usage/stream-metering.js';
 import { setRoutingHeaders, setTextHeader } from './completion.js';
+import { goneWhenClosed } from '../caller-gone.js';
 
 export interface OpenedStream {
   routed: RoutedStream;
@@ -24,12 +25,7 @@ export interface OpenedStream {
 
 /** Routes the call and sets the answer's routing and metering headers; throws what fails before a first chunk. */
 export async function openStream(app: FastifyInstance, reply: FastifyReply, subject: QuotaSubject, chatRequest: ChatRequest, log: FastifyBaseLogger): Promise<OpenedStream> {
-  // The cheap handle rather than an AbortController, as a whole answer's (src/routes/chat/index.ts). A response closes
-  // once: `on` spares the wrapper `once` builds.
-  const gone = new CallerGone();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) gone.abort();
-  });
+  const gone = goneWhenClosed(reply.raw);
   const meter = await app.metering.streamed(subject, chatRequest);
   let routed: RoutedStream;
   try {

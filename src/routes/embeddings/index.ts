@@ -9,6 +9,7 @@ import { checkModelName } from '../../schemas/model-name.js';
 import { subjectOf } from '../../usage/metering.js';
 import { setRoutingHeaders, setTextHeader } from '../chat/completion.js';
 import { toBase64, toFloats } from './vectors.js';
+import { goneWhenClosed } from '../caller-gone.js';
 
 const requestExample = { model: 'text-embedding-3-small', input: ['The food was delicious.', 'The waiter was friendly.'] };
 const answerExample: EmbeddingList = {
@@ -35,13 +36,10 @@ const embeddingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply): Promise<EmbeddingList> => {
     const body = request.body;
     checkModelName(body.model);
-    const abort = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
+    const gone = goneWhenClosed(reply.raw);
     try {
       const result = await app.metering.embedding(subjectOf(request.principal), reply, body, () =>
-        app.embedModel(request.principal.accountId, body, abort.signal, request.log),
+        app.embedModel(request.principal.accountId, body, gone, request.log),
       );
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
       if (result.model) setTextHeader(reply, 'x-ladder-model', result.model);
@@ -57,7 +55,7 @@ const embeddingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       };
     } catch (error) {
       if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
-      if (abort.signal.aborted) throw clientClosedRequest();
+      if (gone.aborted) throw clientClosedRequest();
       throw error;
     }
   });

@@ -19,6 +19,7 @@ import { messageAnswer } from './answer.js';
 import { anthropicErrorHandler } from './errors.js';
 import { streamMessage } from './stream.js';
 import { toChatRequest } from './to-chat.js';
+import { goneWhenClosed } from '../caller-gone.js';
 
 const anthropicErrors = (...statuses: number[]) => Object.fromEntries([...statuses, 503].map((s) => [s, Type.Ref('AnthropicError')]));
 
@@ -74,18 +75,15 @@ const messagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const chatRequest = toChatRequest(body, betasOf(request));
     const subject = subjectOf(request.principal);
     if (body.stream === true) return streamMessage(app, reply, { subject, model: body.model, chatRequest, log: request.log });
-    const abort = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
+    const gone = goneWhenClosed(reply.raw);
     try {
-      const result = await app.metering.direct(subject, reply, chatRequest, (sent) => app.callModel(subject.accountId, sent, abort.signal, request.log));
+      const result = await app.metering.direct(subject, reply, chatRequest, (sent) => app.callModel(subject.accountId, sent, gone, request.log));
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
       if (result.model) setTextHeader(reply, 'x-ladder-model', result.model);
       return messageAnswer(body.model, result);
     } catch (error) {
       if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
-      if (abort.signal.aborted) throw clientClosedRequest();
+      if (gone.aborted) throw clientClosedRequest();
       throw error;
     }
   });

@@ -24,6 +24,7 @@ import {
 import { subjectOf } from '../../usage/metering.js';
 import { setRoutingHeaders, setTextHeader, textChoice } from '../chat/completion.js';
 import { streamResponse } from './stream.js';
+import { goneWhenClosed } from '../caller-gone.js';
 
 /** OpenAI's answer for an id that is unknown, malformed, deleted or another account's. */
 const responseNotFound = (id: string) => notFound('response_not_found', `Response with id '${id}' not found.`);
@@ -67,12 +68,9 @@ const responseRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const subject = subjectOf(request.principal);
     if (body.stream === true) return streamResponse(app, reply, { subject, meta, chatRequest, save, log: request.log });
 
-    const abort = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
+    const gone = goneWhenClosed(reply.raw);
     try {
-      const result = await app.metering.direct(subject, reply, chatRequest, (sent) => app.callModel(accountId, sent, abort.signal, request.log));
+      const result = await app.metering.direct(subject, reply, chatRequest, (sent) => app.callModel(accountId, sent, gone, request.log));
       setRoutingHeaders(reply, result.attempts, result.upstreamMs, result.provider);
       if (result.model) setTextHeader(reply, 'x-ladder-model', result.model);
       const choice = result.choices?.[0] ?? textChoice(result.content, result.finishReason);
@@ -81,7 +79,7 @@ const responseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return response;
     } catch (error) {
       if (error instanceof ProviderRouteError) setRoutingHeaders(reply, error.attempts, error.upstreamMs);
-      if (abort.signal.aborted) throw clientClosedRequest();
+      if (gone.aborted) throw clientClosedRequest();
       throw error;
     }
   });
