@@ -1,9 +1,11 @@
 // The real process surface: TLS listener, plain-HTTP refusal, proxy mode, restart
 // persistence of the embedded database and of the generated secrets, graceful shutdown.
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import https from 'node:https';
+import nodeModule from 'node:module';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -215,6 +217,30 @@ describe('the process', () => {
       expect((await getJson(first, '/healthz', {})).status).toBe(200);
     } finally {
       await first.stop();
+    }
+  }, 90_000);
+
+  // Node 22.1 and later: the compiled code goes to Node's compile cache (its default place,
+  // under the OS temp directory, here TMPDIR), the next start reads it back; Node 20 has none.
+  it('keeps compiled code in Node\'s compile cache where Node has one, and nothing where it has not', async () => {
+    const temp = mkdtempSync(path.join(tmpdir(), 'ladder-compile-cache-'));
+    const cache = path.join(temp, 'node-compile-cache');
+    try {
+      const server = await spawnServer({ LOG_LEVEL: 'info', TMPDIR: temp });
+      await server.url();
+      await server.stop();
+      expect(server.child.exitCode).toBe(0);
+      const hasCache = typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+      if (!hasCache) {
+        expect(existsSync(cache)).toBe(false);
+        return;
+      }
+      // One directory per Node version, holding an entry per module compiled: hundreds.
+      const [version, ...others] = readdirSync(cache);
+      expect(others).toEqual([]);
+      expect(readdirSync(path.join(cache, version!)).length).toBeGreaterThan(100);
+    } finally {
+      rmSync(temp, { recursive: true, force: true });
     }
   }, 90_000);
 });
