@@ -3,6 +3,9 @@
 
 export const METRIC_PREFIX = 'ladder_';
 
+/** What a scrape answers: the Prometheus text format. */
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
 export type MetricType = 'counter' | 'gauge' | 'histogram';
 
 export interface MetricDefinition {

@@ -1,11 +1,11 @@
 // The metrics recorder: what the rest of the service (and, later, the background workers)
 // calls to count things, over one prom-client registry per application. Label children are
 // created once and kept, so the hot path is a map lookup and an increment. When metrics are
-// off, `disabledMetrics` has the same API and does nothing.
+// off, `disabledMetrics` (./disabled.ts) has the same API and does nothing.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { nanosToUsd } from '../money.js';
 import type { Attempt } from '../providers/types.js';
-import { METRIC_PREFIX, METRICS, type MetricDefinition } from './catalog.js';
+import { METRIC_PREFIX, METRICS, METRICS_CONTENT_TYPE, type MetricDefinition } from './catalog.js';
 
 export type RunMode = 'sync' | 'async';
 export type RunStatus = 'completed' | 'failed' | 'cancelled';
@@ -52,7 +52,6 @@ export interface Metrics {
   watchInstances(read: () => Promise<InstanceCounts>, cacheMs?: number): void;
 }
 
-const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
 type AttemptOutcome = 'ok' | 'fallback' | 'error' | 'skipped';
 
@@ -159,7 +158,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   return {
     enabled: true,
-    contentType: CONTENT_TYPE,
+    contentType: METRICS_CONTENT_TYPE,
     scrape: () => register.metrics(),
 
     httpRequest(method, route, status, seconds, overheadSeconds) {
@@ -232,20 +231,3 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
   };
 }
-
-/** Metrics off: the same calls, doing nothing. */
-export const disabledMetrics: Metrics = {
-  enabled: false,
-  contentType: CONTENT_TYPE,
-  scrape: async () => '',
-  httpRequest: () => {},
-  providerAttempts: () => {},
-  streamStarted: () => {},
-  streamEnded: () => {},
-  runFinished: () => {},
-  modelCall: () => {},
-  usageRowRejected: () => {},
-  workerBusy: () => {},
-  watchCircuits: () => {},
-  watchInstances: () => {},
-};

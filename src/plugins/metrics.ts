@@ -1,10 +1,11 @@
 // Prometheus metrics (docs/metrics.md): decorates `app.metrics`, the recorder every service
 // counts through, and times every request. With neither METRICS_TOKEN nor METRICS_PORT set,
-// `app.metrics` is a recorder that does nothing and no hook is added.
+// `app.metrics` is a recorder that does nothing, no hook is added and prom-client is not loaded.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { countActiveInstances } from '../metrics/instance-counts.js';
-import { createMetrics, disabledMetrics, type Metrics } from '../metrics/recorder.js';
+import { disabledMetrics } from '../metrics/disabled.js';
+import type { Metrics } from '../metrics/recorder.js';
 import { adapters } from '../providers/adapters/index.js';
 
 declare module 'fastify' {
@@ -30,6 +31,7 @@ async function metricsPlugin(app: FastifyInstance) {
     app.decorate('metrics', disabledMetrics);
     return;
   }
+  const { createMetrics } = await import('../metrics/recorder.js');
   const log = app.log.child({ component: 'metrics' });
   const metrics = createMetrics({
     providers: Object.keys(adapters),

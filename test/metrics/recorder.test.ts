@@ -2,7 +2,8 @@
 // recorder that does nothing when metrics are off.
 import { describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/metrics/catalog.js';
-import { createMetrics, disabledMetrics } from '../../src/metrics/recorder.js';
+import { disabledMetrics } from '../../src/metrics/disabled.js';
+import { createMetrics } from '../../src/metrics/recorder.js';
 import type { Attempt } from '../../src/providers/types.js';
 import { parsePrometheusText, valueOf } from '../helpers/prometheus-text.js';
 
