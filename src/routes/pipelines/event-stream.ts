@@ -48,7 +48,14 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
   };
 
   let wake: (() => void) | null = null;
-  const unwatch = deps.wakeups.watch(id, () => wake?.());
+  // A notice that comes while the stream reads or writes (not paused, nobody to wake) is kept
+  // here, so the next pause is skipped: the read it announced may have started before the
+  // commit and missed the rows, and the next notice may be a poll interval away.
+  let noticed = false;
+  const unwatch = deps.wakeups.watch(id, () => {
+    noticed = true;
+    wake?.();
+  });
   /** Waits `ms`, or less: until a wake-up, the abort, or `until` settles. */
   const pause = (ms: number, until?: Promise<void>) =>
     new Promise<void>((resolve) => {
@@ -96,6 +103,7 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
     if (signal.aborted) return;
     await write(`retry: ${Math.max(1000, deps.pollMs * 4)}\n\n`);
     while (!signal.aborted) {
+      noticed = false;
       let batch = await deps.events.after(id, last, PAGE);
       if (batch.length === 0) {
         // Row first, then events: a writer that commits the terminal event with the row's final
@@ -117,7 +125,7 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
       }
       if (batch.length === PAGE) continue;
       if (Date.now() - lastWrite >= deps.keepAliveMs) await write(': keep-alive\n\n');
-      await pause(Math.min(deps.pollMs, Math.max(1, deps.keepAliveMs - (Date.now() - lastWrite))));
+      if (!noticed) await pause(Math.min(deps.pollMs, Math.max(1, deps.keepAliveMs - (Date.now() - lastWrite))));
     }
   } finally {
     unwatch();
