@@ -1,9 +1,11 @@
-// The live event stream's wake-ups (src/routes/pipelines/event-stream.ts), with the database
-// replaced by a list: a notice that comes while the stream is reading, for rows that read did
-// not see, must bring them at once, not after the next poll.
+// The run notices' wake-ups, with the database replaced by a list: a notice that comes while
+// the live event stream (src/routes/pipelines/event-stream.ts) or a rerun's wait
+// (wait-finish.ts) is reading, for what that read did not see, must be acted on at once, not
+// after the next poll.
 import { describe, expect, it } from 'vitest';
 import { pumpEvents, type EventStreamDeps } from '../../src/routes/pipelines/event-stream.js';
 import { createSharedMessages } from '../../src/routes/pipelines/shared-messages.js';
+import { waitUntilFinished } from '../../src/routes/pipelines/wait-finish.js';
 import type { InstanceEvent } from '../../src/services/instance-events.js';
 
 const ID = '00000000-0000-4000-8000-000000000001';
@@ -75,5 +77,34 @@ describe('the live event stream', () => {
     abort.abort();
     await pumped;
     expect(written.filter((w) => w.startsWith('id: ')).map((w) => w.split('\n')[0])).toEqual(['id: 1', 'id: 2']);
+  });
+});
+
+describe('waiting for a run to finish', () => {
+  it('reads again at once after a notice that came during a read that saw the run still going', async () => {
+    let wake: (() => void) | null = null;
+    let reads = 0;
+    const deps = {
+      instances: {
+        statusOf: async () => {
+          reads += 1;
+          // The first read sees the run running; it finishes and announces it meanwhile.
+          if (reads === 1) wake?.();
+          await new Promise((resolve) => setImmediate(resolve));
+          return { status: reads === 1 ? 'running' : 'completed', finishedAt: null };
+        },
+      } as unknown as Parameters<typeof waitUntilFinished>[0]['instances'],
+      wakeups: {
+        watch: (_id: string, onNotice: () => void) => {
+          wake = onNotice;
+          return () => (wake = null);
+        },
+      } as unknown as Parameters<typeof waitUntilFinished>[0]['wakeups'],
+      pollMs: POLL_MS,
+    };
+    const started = Date.now();
+    expect(await waitUntilFinished(deps, ID, 2_000, new AbortController().signal)).toBe(true);
+    expect(reads).toBe(2);
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });

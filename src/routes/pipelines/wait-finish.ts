@@ -15,13 +15,21 @@ const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 export async function waitUntilFinished(deps: WaitDeps, id: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   let wake: (() => void) | null = null;
-  const unwatch = deps.wakeups.watch(id, () => wake?.());
+  // A notice during the read below is kept (nobody is waiting to be woken then): the read may
+  // have missed what it announced, so the wait after it is skipped.
+  let noticed = false;
+  const unwatch = deps.wakeups.watch(id, () => {
+    noticed = true;
+    wake?.();
+  });
   try {
     while (!signal.aborted) {
+      noticed = false;
       const row = await deps.instances.statusOf(id);
       if (!row || FINISHED.has(row.status)) return row !== null;
       const left = deadline - Date.now();
       if (left <= 0) return false;
+      if (noticed) continue;
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
