@@ -10,7 +10,10 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
-    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    // The two tsconfigs named, rather than `projectService`: one program each, built once. Measured
+    // on the whole tree: 29 -> 24 s and 2.06 -> 1.68 GB peak (a lint run killed for time or memory
+    // prints nothing). A .ts file outside both is an error here, so a new folder must join one.
+    languageOptions: { parserOptions: { project: ['./tsconfig.json', './ui/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
