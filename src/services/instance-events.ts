@@ -41,6 +41,19 @@ export type InstanceEventReader = ReturnType<typeof createInstanceEventReader>;
 
 type Wake = () => void;
 
+/** One waiter's view of an instance's notices (EventWakeups.watch). */
+export interface NoticeWatch {
+  /**
+   * Waits at most `ms`: until a notice of the instance, `signal` aborts, or `until` settles. A
+   * notice that came since the last wait ended (the caller was reading, nobody was waiting) ends
+   * the next one at once: that read may have begun before the writer's commit and missed what
+   * the notice announced, and the next notice may never come.
+   */
+  wait(ms: number, signal: AbortSignal, until?: Promise<void>): Promise<void>;
+  /** No more notices: call it when the waiting is over, however it ends. */
+  stop(): void;
+}
+
 /**
  * One LISTEN per process, shared by every stream (a PostgreSQL LISTEN holds a connection of its
  * own). Subscribes on the first watch; if LISTEN fails the streams simply keep polling.
@@ -61,15 +74,42 @@ export function createEventWakeups(database: Pick<Database, 'listen'>, onError: 
   };
 
   return {
-    /** Calls `wake` whenever a writer announces events of `instanceId`; returns the unwatch. */
-    watch(instanceId: string, wake: Wake): () => void {
+    /** Starts taking the notices of `instanceId`, for `wait`s between reads of what they announce. */
+    watch(instanceId: string): NoticeWatch {
       if (!closed) subscribe();
+      let noticed = false;
+      let wake: Wake | null = null;
+      const onNotice = () => {
+        noticed = true;
+        wake?.();
+      };
       const set = waiters.get(instanceId) ?? new Set<Wake>();
-      set.add(wake);
+      set.add(onNotice);
       waiters.set(instanceId, set);
-      return () => {
-        set.delete(wake);
-        if (set.size === 0 && waiters.get(instanceId) === set) waiters.delete(instanceId);
+      return {
+        wait: (ms, signal, until) =>
+          new Promise<void>((resolve) => {
+            if (noticed || signal.aborted) {
+              noticed = false;
+              return resolve();
+            }
+            const done = () => {
+              if (wake !== done) return;
+              wake = null;
+              noticed = false;
+              clearTimeout(timer);
+              signal.removeEventListener('abort', done);
+              resolve();
+            };
+            const timer = setTimeout(done, ms);
+            wake = done;
+            signal.addEventListener('abort', done, { once: true });
+            void until?.then(done, done);
+          }),
+        stop: () => {
+          set.delete(onNotice);
+          if (set.size === 0 && waiters.get(instanceId) === set) waiters.delete(instanceId);
+        },
       };
     },
     /** Resolves once the LISTEN is in place, or has failed (streams then only poll). */

@@ -1,16 +1,30 @@
-// The run notices' wake-ups, with the database replaced by a list: a notice that comes while
-// the live event stream (src/routes/pipelines/event-stream.ts) or a rerun's wait
-// (wait-finish.ts) is reading, for what that read did not see, must be acted on at once, not
-// after the next poll.
+// The run notices' wake-ups (createEventWakeups, over a fake LISTEN), with the database replaced
+// by a list: a notice that comes while the live event stream (src/routes/pipelines/event-stream.ts)
+// or a rerun's wait (wait-finish.ts) is reading, for what that read did not see, must be acted on
+// at once, not after the next poll.
 import { describe, expect, it } from 'vitest';
 import { pumpEvents, type EventStreamDeps } from '../../src/routes/pipelines/event-stream.js';
 import { createSharedMessages } from '../../src/routes/pipelines/shared-messages.js';
 import { waitUntilFinished } from '../../src/routes/pipelines/wait-finish.js';
-import type { InstanceEvent } from '../../src/services/instance-events.js';
+import { createEventWakeups, type InstanceEvent } from '../../src/services/instance-events.js';
 
 const ID = '00000000-0000-4000-8000-000000000001';
 /** Far longer than the test: only a notice can bring an event in time. */
 const POLL_MS = 60_000;
+
+/** The real wake-ups over a LISTEN that the test drives: `notify()` announces events of ID. */
+function fakeNotices() {
+  let handler: ((payload: string) => void) | null = null;
+  const wakeups = createEventWakeups({
+    listen: async (_channel: string, onNotice: (payload: string) => void) => {
+      handler = onNotice;
+      return async () => {};
+    },
+  }, (error) => {
+    throw error;
+  });
+  return { wakeups, notify: () => handler?.(ID) };
+}
 
 function event(seq: number, type: string): InstanceEvent {
   return { instanceId: ID, seq, type, data: { step: `s${seq}` }, createdAt: new Date(0) } as InstanceEvent;
@@ -18,7 +32,7 @@ function event(seq: number, type: string): InstanceEvent {
 
 /** The stream's dependencies over an in-memory event list; `duringRead` runs inside each read, after it took its rows. */
 function fakeDeps(rows: InstanceEvent[], duringRead: (read: number) => void) {
-  let wake: (() => void) | null = null;
+  const { wakeups, notify } = fakeNotices();
   let reads = 0;
   const deps: EventStreamDeps = {
     events: {
@@ -33,18 +47,12 @@ function fakeDeps(rows: InstanceEvent[], duringRead: (read: number) => void) {
       statusOf: async () => ({ status: 'running', finishedAt: null }),
       get: async () => null,
     } as unknown as EventStreamDeps['instances'],
-    wakeups: {
-      watch: (_id: string, onNotice: () => void) => {
-        wake = onNotice;
-        return () => (wake = null);
-      },
-      listening: async () => {},
-    } as unknown as EventStreamDeps['wakeups'],
+    wakeups,
     terminals: createSharedMessages(),
     pollMs: POLL_MS,
     keepAliveMs: POLL_MS,
   };
-  return { deps, notify: () => wake?.() };
+  return { deps, notify };
 }
 
 describe('the live event stream', () => {
@@ -82,24 +90,19 @@ describe('the live event stream', () => {
 
 describe('waiting for a run to finish', () => {
   it('reads again at once after a notice that came during a read that saw the run still going', async () => {
-    let wake: (() => void) | null = null;
+    const { wakeups, notify } = fakeNotices();
     let reads = 0;
     const deps = {
       instances: {
         statusOf: async () => {
           reads += 1;
           // The first read sees the run running; it finishes and announces it meanwhile.
-          if (reads === 1) wake?.();
+          if (reads === 1) notify();
           await new Promise((resolve) => setImmediate(resolve));
           return { status: reads === 1 ? 'running' : 'completed', finishedAt: null };
         },
       } as unknown as Parameters<typeof waitUntilFinished>[0]['instances'],
-      wakeups: {
-        watch: (_id: string, onNotice: () => void) => {
-          wake = onNotice;
-          return () => (wake = null);
-        },
-      } as unknown as Parameters<typeof waitUntilFinished>[0]['wakeups'],
+      wakeups,
       pollMs: POLL_MS,
     };
     const started = Date.now();

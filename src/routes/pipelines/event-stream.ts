@@ -47,32 +47,9 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
     lastWrite = Date.now();
   };
 
-  let wake: (() => void) | null = null;
-  // A notice that comes while the stream reads or writes (not paused, nobody to wake) is kept
-  // here, so the next pause is skipped: the read it announced may have started before the
-  // commit and missed the rows, and the next notice may be a poll interval away.
-  let noticed = false;
-  const unwatch = deps.wakeups.watch(id, () => {
-    noticed = true;
-    wake?.();
-  });
-  /** Waits `ms`, or less: until a wake-up, the abort, or `until` settles. */
-  const pause = (ms: number, until?: Promise<void>) =>
-    new Promise<void>((resolve) => {
-      let settled = false;
-      const done = () => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      wake = done;
-      signal.addEventListener('abort', done, { once: true });
-      void until?.then(done, done);
-    });
+  const notices = deps.wakeups.watch(id);
+  /** Waits `ms`, or less: until a notice (or one that came during the last read), the abort, or `until` settles. */
+  const pause = (ms: number, until?: Promise<void>) => notices.wait(ms, signal, until);
 
   /** The terminal message, then the end. Its bytes are shared with every other stream sending them. */
   const finish = async (seq: number, type: string) => {
@@ -103,7 +80,6 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
     if (signal.aborted) return;
     await write(`retry: ${Math.max(1000, deps.pollMs * 4)}\n\n`);
     while (!signal.aborted) {
-      noticed = false;
       let batch = await deps.events.after(id, last, PAGE);
       if (batch.length === 0) {
         // Row first, then events: a writer that commits the terminal event with the row's final
@@ -125,10 +101,10 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
       }
       if (batch.length === PAGE) continue;
       if (Date.now() - lastWrite >= deps.keepAliveMs) await write(': keep-alive\n\n');
-      if (!noticed) await pause(Math.min(deps.pollMs, Math.max(1, deps.keepAliveMs - (Date.now() - lastWrite))));
+      await pause(Math.min(deps.pollMs, Math.max(1, deps.keepAliveMs - (Date.now() - lastWrite))));
     }
   } finally {
-    unwatch();
+    notices.stop();
   }
 
   /** A finished run without a terminal event: its history from the trace if it has no events at all, then the end. */

@@ -14,36 +14,17 @@ const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 /** True once instance `id` has finished; false when `timeoutMs` passed or `signal` aborted first. */
 export async function waitUntilFinished(deps: WaitDeps, id: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  let wake: (() => void) | null = null;
-  // A notice during the read below is kept (nobody is waiting to be woken then): the read may
-  // have missed what it announced, so the wait after it is skipped.
-  let noticed = false;
-  const unwatch = deps.wakeups.watch(id, () => {
-    noticed = true;
-    wake?.();
-  });
+  const notices = deps.wakeups.watch(id);
   try {
     while (!signal.aborted) {
-      noticed = false;
       const row = await deps.instances.statusOf(id);
       if (!row || FINISHED.has(row.status)) return row !== null;
       const left = deadline - Date.now();
       if (left <= 0) return false;
-      if (noticed) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          wake = null;
-          resolve();
-        };
-        const timer = setTimeout(done, Math.min(deps.pollMs, left));
-        wake = done;
-        signal.addEventListener('abort', done, { once: true });
-      });
+      await notices.wait(Math.min(deps.pollMs, left), signal);
     }
     return false;
   } finally {
-    unwatch();
+    notices.stop();
   }
 }
