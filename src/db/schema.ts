@@ -165,6 +165,12 @@ export const instances = pgTable(
     rerunOf: uuid('rerun_of'),
     /** The W3C traceparent of the request that queued a background run: its span links there (docs/observability.md). */
     traceParent: text('trace_parent'),
+    /**
+     * Live event streams following this run now, counted per process that serves them
+     * (src/services/instance-events.ts): its writers announce each event only while it is above
+     * 0, and its end always. A process that dies leaves its count behind, which costs notices only.
+     */
+    watchers: integer('watchers').notNull().default(0),
   },
   (t) => [
     index('instances_status_created_idx').on(t.status, t.createdAt),

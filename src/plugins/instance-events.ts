@@ -18,9 +18,7 @@ declare module 'fastify' {
 
 async function instanceEventsPlugin(app: FastifyInstance) {
   app.decorate('instanceEvents', createInstanceEventReader(app.db));
-  const wakeups = createEventWakeups(app.database, (error) =>
-    app.log.warn({ err: error }, 'cannot LISTEN for instance events; event streams poll only'),
-  );
+  const wakeups = createEventWakeups(app.database, (error, failed) => app.log.warn({ err: error }, failed));
   app.decorate('eventWakeups', wakeups);
   app.addHook('onClose', () => wakeups.close());
 }

@@ -2,7 +2,8 @@
 // one statement that first updates the instance row WHERE its fence is still ours, so a process
 // that lost the run can no longer change anything (the row lock orders it after a takeover).
 // Writes of one run go out one at a time, so event numbers commit in order; each statement that
-// writes events also announces them (EVENTS_NOTICE_CTE), which wakes the streams watching.
+// writes events also announces them, which wakes the streams watching: the run's end always
+// (EVENTS_NOTICE_CTE), its calls and steps only while a live stream watches (WATCHED_EVENTS_NOTICE_CTE).
 //
 // Group commit: checkpoints of calls that finish while a write is under way (a fan-out step)
 // wait for it and then go out together, in one statement. A background run's call waits for
@@ -16,7 +17,7 @@ import type { ApiError } from '../errors.js';
 import type { CallDetail, NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
 import { nanosToUsd } from '../money.js';
 import type { Usage } from '../providers/types.js';
-import { EVENTS_NOTICE_CTE } from '../services/instance-events.js';
+import { EVENTS_NOTICE_CTE, WATCHED_EVENTS_NOTICE_CTE } from '../services/instance-events.js';
 import { webhookEnqueueCte } from '../webhooks/enqueue.js';
 import { storableJson } from '../unicode.js';
 import type { RecordedCalls } from './checkpoints.js';
@@ -62,7 +63,7 @@ WITH held AS (
     spend_nanos = greatest(spend_nanos, $6::bigint),
     usage = coalesce($7::text::jsonb, usage)
   WHERE id = $1 AND fence = $2 AND status = 'running'
-  RETURNING id
+  RETURNING id, watchers
 ), calls AS (
   INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms, prompt_hash, reused_from, saved_nanos)
   SELECT held.id, c.call_key, c.output, c.usage, c.cost_nanos, c.provider, c.latency_ms, c.prompt_hash, c.reused_from, c.saved_nanos
@@ -73,7 +74,7 @@ WITH held AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($9::text::jsonb) AS e(seq int, type text, data jsonb)
   RETURNING instance_id
-), ${EVENTS_NOTICE_CTE}
+), ${WATCHED_EVENTS_NOTICE_CTE}
 SELECT (SELECT count(*)::int FROM held) AS held, (SELECT count(*)::int FROM notice) AS notified`;
 
 const FINISH_SQL = `

@@ -12,18 +12,27 @@ const ID = '00000000-0000-4000-8000-000000000001';
 /** Far longer than the test: only a notice can bring an event in time. */
 const POLL_MS = 60_000;
 
-/** The real wake-ups over a LISTEN that the test drives: `notify()` announces events of ID. */
-function fakeNotices() {
+/**
+ * The real wake-ups over a LISTEN that the test drives: `notify()` announces events of ID. The
+ * statements they run (the run's count of watching processes) are kept in `statements`, each
+ * answered by `answer` (at once and successfully unless a test says otherwise).
+ */
+function fakeNotices(answer: (sql: string) => Promise<void> = async () => {}) {
   let handler: ((payload: string) => void) | null = null;
+  const statements: string[] = [];
+  const failures: string[] = [];
   const wakeups = createEventWakeups({
     listen: async (_channel: string, onNotice: (payload: string) => void) => {
       handler = onNotice;
       return async () => {};
     },
-  }, (error) => {
-    throw error;
-  });
-  return { wakeups, notify: () => handler?.(ID) };
+    query: async <Row>(sql: string, params?: unknown[]) => {
+      statements.push(`${sql.includes('watchers + 1') ? 'count' : 'uncount'} ${String(params?.[0])}`);
+      await answer(sql);
+      return [] as Row[];
+    },
+  }, (_error, failed) => failures.push(failed));
+  return { wakeups, notify: () => handler?.(ID), statements, failures };
 }
 
 function event(seq: number, type: string): InstanceEvent {
@@ -31,8 +40,8 @@ function event(seq: number, type: string): InstanceEvent {
 }
 
 /** The stream's dependencies over an in-memory event list; `duringRead` runs inside each read, after it took its rows. */
-function fakeDeps(rows: InstanceEvent[], duringRead: (read: number) => void) {
-  const { wakeups, notify } = fakeNotices();
+function fakeDeps(rows: InstanceEvent[], duringRead: (read: number) => void, notices = fakeNotices()) {
+  const { wakeups, notify } = notices;
   let reads = 0;
   const deps: EventStreamDeps = {
     events: {
@@ -109,5 +118,66 @@ describe('waiting for a run to finish', () => {
     expect(await waitUntilFinished(deps, ID, 2_000, new AbortController().signal)).toBe(true);
     expect(reads).toBe(2);
     expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe("a run's count of the processes watching it", () => {
+  const outlet = { write: async () => {}, end: () => {} };
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it('is taken once per process before the first read, and given back once its last stream stops', async () => {
+    let answerCount!: () => void;
+    const counted = new Promise<void>((resolve) => (answerCount = resolve));
+    const notices = fakeNotices((sql) => (sql.includes('watchers + 1') ? counted : Promise.resolve()));
+    const reads: string[] = [];
+    const { deps } = fakeDeps([event(1, 'instance.started')], () => reads.push(`read after ${notices.statements.length} statements`), notices);
+    const first = new AbortController();
+    const second = new AbortController();
+    const pumpedFirst = pumpEvents(deps, ID, 0, outlet, first.signal);
+    const pumpedSecond = pumpEvents(deps, ID, 0, outlet, second.signal);
+    await settle();
+    // The count is not committed yet: neither stream has read (an event written now would be announced to neither).
+    expect(reads).toEqual([]);
+    expect(notices.statements).toEqual([`count ${ID}`]);
+    answerCount();
+    await settle();
+    expect(reads).toEqual(['read after 1 statements', 'read after 1 statements']);
+    first.abort();
+    await pumpedFirst;
+    await settle();
+    expect(notices.statements).toEqual([`count ${ID}`]);
+    second.abort();
+    await pumpedSecond;
+    await settle();
+    expect(notices.statements).toEqual([`count ${ID}`, `uncount ${ID}`]);
+    expect(notices.failures).toEqual([]);
+  });
+
+  it('is not given back when taking it failed, and the stream reads (and polls) all the same', async () => {
+    const notices = fakeNotices(async (sql) => {
+      if (sql.includes('watchers + 1')) throw new Error('database unavailable');
+    });
+    const { deps } = fakeDeps([event(1, 'instance.started')], () => {}, notices);
+    const written: string[] = [];
+    const abort = new AbortController();
+    const pumped = pumpEvents(deps, ID, 0, { write: async (chunk) => void written.push(String(chunk)), end: () => {} }, abort.signal);
+    await settle();
+    expect(written.filter((w) => w.startsWith('id: ')).map((w) => w.split('\n')[0])).toEqual(['id: 1']);
+    abort.abort();
+    await pumped;
+    await settle();
+    expect(notices.statements).toEqual([`count ${ID}`]);
+    expect(notices.failures).toEqual(['cannot count a live event stream on its run; the stream polls for its events']);
+  });
+
+  it('is not taken by a wait for the run to end (its end is always announced)', async () => {
+    const notices = fakeNotices();
+    const deps = {
+      instances: { statusOf: async () => ({ status: 'completed', finishedAt: null }) } as unknown as Parameters<typeof waitUntilFinished>[0]['instances'],
+      wakeups: notices.wakeups,
+      pollMs: POLL_MS,
+    };
+    expect(await waitUntilFinished(deps, ID, 2_000, new AbortController().signal)).toBe(true);
+    expect(notices.statements).toEqual([]);
   });
 });

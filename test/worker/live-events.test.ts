@@ -7,7 +7,7 @@ import { EVENTS_CHANNEL } from '../../src/services/instance-events.js';
 import { finishInterrupted } from '../../src/worker/claim.js';
 import { minimalLadder } from '../ladders/examples.js';
 import { ask, echo, saveLadder, startHarness, userWithOpenAI, type Harness, type User } from '../e2e/ladder-harness.js';
-import { events, insertPending, waitFor } from '../helpers/instances.js';
+import { events, insertPending, instance, waitFor, waitForStatus } from '../helpers/instances.js';
 import { eventsOf, openStream, type LiveStream, type SseMessage } from '../helpers/sse.js';
 
 const question = 'What is 2+2?';
@@ -80,6 +80,27 @@ describe('live events of a real worker run', () => {
     expect(got.statusCode).toBe(200);
     expect(JSON.parse(events.at(-1)!.data!)).toEqual(got.json());
     expect(got.json()).toMatchObject({ status: 'completed', result: { choices: [{ message: { content: echo(refinePrompt) } }] } });
+    // The stream counted itself on the run while it was open, and gave the count back when it ended.
+    await waitFor(async () => (await instance(h.testApp.database, instanceId)).watchers === 0, 5_000, 'the count given back');
+  });
+
+  it('announces only the end of a run that no stream watches', async () => {
+    const notices: string[] = [];
+    const unlisten = await h.testApp.database.listen(EVENTS_CHANNEL, (id) => notices.push(id));
+    try {
+      const started = await h.app.inject({ method: 'POST', url: '/v1/pipelines/instances', headers: user.headers, payload: { author: user.username, template: 'minimal', ...ask(question) } });
+      expect(started.statusCode).toBe(202);
+      const { instanceId } = started.json<{ instanceId: string }>();
+      await waitForStatus(h.testApp.database, instanceId, ['completed']);
+      await waitFor(() => notices.includes(instanceId), 5_000, 'the notice of the end');
+      // Every event was written (two calls, two steps), and announced once: with the run's end.
+      expect((await events(h.testApp.database, instanceId)).map((e) => e.type)).toEqual([
+        'instance.started', 'step.started', 'node.completed', 'step.completed', 'step.started', 'node.completed', 'step.completed', 'instance.completed',
+      ]);
+      expect(notices.filter((id) => id === instanceId)).toEqual([instanceId]);
+    } finally {
+      await unlisten();
+    }
   });
 
   it('announces the terminal event of a run failed as interrupted (its process died)', async () => {

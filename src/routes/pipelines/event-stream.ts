@@ -47,7 +47,7 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
     lastWrite = Date.now();
   };
 
-  const notices = deps.wakeups.watch(id);
+  const notices = deps.wakeups.watch(id, { everyEvent: true });
   /** Waits `ms`, or less: until a notice (or one that came during the last read), the abort, or `until` settles. */
   const pause = (ms: number, until?: Promise<void>) => notices.wait(ms, signal, until);
 
@@ -74,9 +74,10 @@ export async function pumpEvents(deps: EventStreamDeps, id: string, after: numbe
   };
 
   try {
-    // The first read waits for the LISTEN (at most one poll): an event committed before it is in
-    // that read, and every later one is announced. So the first bytes mean the stream is listening.
-    await pause(deps.pollMs, deps.wakeups.listening());
+    // The first read waits for the LISTEN and the run's count of watching processes (at most one
+    // poll): an event committed before them is in that read, and every later one is announced.
+    // So the first bytes mean the stream is listening.
+    await pause(deps.pollMs, notices.ready);
     if (signal.aborted) return;
     await write(`retry: ${Math.max(1000, deps.pollMs * 4)}\n\n`);
     while (!signal.aborted) {

@@ -1,0 +1,1 @@
+ALTER TABLE "instances" ADD COLUMN "watchers" integer DEFAULT 0 NOT NULL;
