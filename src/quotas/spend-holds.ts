@@ -7,8 +7,8 @@
 // plus a further slice (growing while calls keep coming, never more than a quarter of what then
 // remains under the limit, none when that is less than one worst case). When a call ends, what
 // it did not cost returns to the remainder; what it cost stays held until a ledger batch has
-// added as much to the counter, and is then given back, so the counter never shows less than
-// has been spent. A remainder goes back to the counter when its slice has been idle for
+// added as much to the counter, and is given back in that batch's own statement, so the counter
+// never shows less than has been spent, nor a cost twice. A remainder goes back to the counter when its slice has been idle for
 // `idleMs`, when the window or the limit changes, and at shutdown. With vendors that honour the
 // cap, the spend of admitted calls therefore never exceeds the limit, at any concurrency and on
 // any number of processes; a process that dies leaves its holds until the window ends.
@@ -234,18 +234,28 @@ export function createSpendHolds(database: Pick<Database, 'query'>, options: Spe
     },
 
     /**
-     * A ledger batch added `amount` to the counter: as much of the costs held there is given back.
-     * Costs are recorded in the order calls end, and a call's cost is held before it is recorded,
-     * so what a batch added was held (except what calls cost beyond their hold).
+     * A ledger batch is about to add `amount` to the counter: as much of the costs held there is
+     * claimed for it (and returned), which its own statement takes off the counter. Costs are
+     * recorded in the order calls end, and a call's cost is held before it is recorded, so what a
+     * batch adds was held (except what calls cost beyond their hold).
      */
-    recorded(counter: SpendCounter, amount: number): void {
+    claimCosts(counter: SpendCounter & { amount: number }): number {
       const key = counterKey(counter);
       const held = costs.get(key);
-      if (!held || !(amount > 0)) return;
-      const given = Math.min(amount, held.amount);
-      held.amount -= given;
+      if (!held || !(counter.amount > 0)) return 0;
+      const claimed = Math.min(counter.amount, held.amount);
+      held.amount -= claimed;
       if (held.amount <= 0) costs.delete(key);
-      giveBack(counter, given);
+      return claimed;
+    },
+
+    /** The batch that claimed `claimed` of the counter's costs was rolled back: they are held again. */
+    unclaimCosts(counter: SpendCounter, claimed: number): void {
+      if (!(claimed > 0)) return;
+      const key = counterKey(counter);
+      const held = costs.get(key);
+      if (held) held.amount += claimed;
+      else costs.set(key, { scope: counter.scope, id: counter.id, metric: counter.metric, windowStart: counter.windowStart, amount: claimed });
     },
 
     /** Resolves once every release queued so far is written (or has failed and is queued again). */

@@ -34,14 +34,21 @@ const MAX_VIEWS = 100_000;
 // Views unused this long are no longer refreshed (and are reloaded when used again).
 const IDLE_MS = 120_000;
 
-/** What spend-holds.ts needs to hear of ledger batches: what each added to each counter, and when to finish its writes. */
+/** What spend-holds.ts needs to hear of ledger batches: the held costs each takes off each counter, and when to finish its writes. */
 export interface FlushListener {
-  recorded(delta: SpendDelta, flushed: number): void;
+  /**
+   * Of what a ledger batch is about to add to a counter (`delta.amount`), claims the part this
+   * process holds there for the costs of finished calls, and returns it: the batch takes it off
+   * in the same statement, so the counter never counts a cost twice, not even for a moment.
+   */
+  claimCosts(delta: SpendDelta): number;
+  /** The batch that claimed `claimed` was rolled back: those costs are held again, for the batches that record them. */
+  unclaimCosts(delta: SpendDelta, claimed: number): void;
   /** Resolves once the releases started so far are written. */
   written(): Promise<void>;
 }
 
-const NO_LISTENER: FlushListener = { recorded: () => {}, written: async () => {} };
+const NO_LISTENER: FlushListener = { claimCosts: () => 0, unclaimCosts: () => {}, written: async () => {} };
 
 export function createSpendTracker(db: Db, clock: () => number, listener: FlushListener = NO_LISTENER) {
   const views = new Map<string, View>();
@@ -88,9 +95,18 @@ export function createSpendTracker(db: Db, clock: () => number, listener: FlushL
       }
     },
 
+    /** What a ledger batch adding `delta` takes off the counter's held costs in its own statement (FlushListener.claimCosts). */
+    claimCosts(delta: SpendDelta): number {
+      return listener.claimCosts(delta);
+    },
+
+    /** The batch was rolled back (FlushListener.unclaimCosts). */
+    unclaimCosts(delta: SpendDelta, claimed: number): void {
+      listener.unclaimCosts(delta, claimed);
+    },
+
     /** After a ledger batch: `flushed` left this process's pending, `total` is the database's sum. */
     applyFlushed(delta: SpendDelta, flushed: number): void {
-      listener.recorded(delta, flushed);
       const view = views.get(keyOf(delta.scope, delta.id, delta.metric));
       if (!view || view.windowStart !== delta.windowStart) return;
       view.pending = Math.max(0, view.pending - flushed);

@@ -15,6 +15,7 @@ import type { Db } from '../db/client.js';
 import { isDataError, loggableError } from '../db/errors.js';
 import { quotaWindows } from '../db/schema.js';
 import { advanceSpend, type SpendTracker } from '../quotas/spend.js';
+import { counterKey } from '../quotas/spend-releases.js';
 import { storableAmount, storableCount } from '../storable.js';
 import { storableText } from '../unicode.js';
 import type { UsageEntry } from './entry.js';
@@ -40,6 +41,11 @@ const SWEEP_EVERY_MS = 600_000;
 interface Batch {
   id: string;
   rows: UsageEntry[];
+  /**
+   * The held costs it takes off each counter (by counterKey), claimed at its first attempt and
+   * kept for the next ones: an attempt whose commit's answer was lost took them off already.
+   */
+  claimed?: Map<string, number>;
 }
 const batchOf = (rows: UsageEntry[]): Batch => ({ id: randomUUID(), rows });
 const rowsIn = (batches: Batch[]) => batches.reduce((n, b) => n + b.rows.length, 0);
@@ -75,13 +81,18 @@ export function createLedger(db: Db, options: LedgerOptions) {
   const timer = setInterval(() => void flush(), options.flushMs);
   timer.unref();
 
-  /** Rows, hourly totals and spend counters in one transaction: all of the batch or none. */
+  /**
+   * Rows, hourly totals and spend counters in one transaction: all of the batch or none. Each
+   * counter goes up by what the batch records less the costs this process held there for those
+   * calls (spend-holds.ts), in one statement: recorded and still held, a cost would count twice.
+   */
   async function writeBatch(batch: Batch): Promise<void> {
     const deltas = spendDeltas(batch.rows);
+    const claimed = (batch.claimed ??= new Map(deltas.list.map((d) => [counterKey(d), options.spend.claimCosts(d)])));
     const totals = await db.transaction(async (tx) => {
       const fresh = await writeRows(tx as unknown as Db, batch.id, batch.rows);
-      // Written before (its commit's answer was lost): the counters already hold it; read them.
-      const counted = fresh ? deltas.list : deltas.list.map((d) => Object.assign({}, d, { amount: 0 }));
+      // Written before (its commit's answer was lost): the counters already hold it, its held costs taken off; read them.
+      const counted = deltas.list.map((d) => Object.assign({}, d, { amount: fresh ? d.amount - claimed.get(counterKey(d))! : 0 }));
       return advanceSpend(tx as unknown as Db, counted);
     });
     const touched = new Set<string>();
@@ -106,6 +117,8 @@ export function createLedger(db: Db, options: LedgerOptions) {
       return { left: [] };
     } catch (error) {
       if (!isDataError(error)) return { left: [batch], error };
+      // Refused, so rolled back: the costs it claimed are held again, for the batches that record them.
+      for (const d of spendDeltas(batch.rows).list) options.spend.unclaimCosts(d, batch.claimed?.get(counterKey(d)) ?? 0);
       if (batch.rows.length === 1) {
         const row = batch.rows[0]!;
         options.log.error({ err: loggableError(error), account_id: row.accountId, model: row.model, at: new Date(row.at).toISOString() }, 'usage ledger row refused by the database; set aside');
