@@ -1,7 +1,7 @@
 // What stops one vendor stream: the caller leaving, and its time limits (first byte and the
 // router's deadline while it opens, then the idle limit and the maximum duration). One timer
 // keeps them all, set for the nearest limit: an AbortController and a timer per limit cost a
-// stream's first token tens of microseconds (README, Performance, streaming). A read only notes
+// stream's first token tens of microseconds (docs/performance.md, Streaming). A read only notes
 // its time; the timer, when it fires early, is set again for what is then the nearest limit.
 import { CallerGone, forget, whenAborted, type CallerSignal } from '../../abort-scope.js';
 import type { CallDeadline } from '../call-vendor.js';

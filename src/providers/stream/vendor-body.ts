@@ -2,7 +2,7 @@
 // whole one: the status, the raw headers, then the body's bytes handed to one reader. undici's
 // `request` wraps the body in a Readable (an async resource, an abort listener, an async
 // iterator, a nextTick between a network read and its reader) that cost a stream's first token
-// about as much as the rest of its opening (README, Performance, streaming).
+// about as much as the rest of its opening (docs/performance.md, Streaming).
 import type { Dispatcher } from 'undici';
 import { whenAborted, type CallerSignal } from '../../abort-scope.js';
 import { DispatchExchange } from '../dispatch-exchange.js';
