@@ -742,9 +742,21 @@ describe('secrets and the hot path', () => {
         expect(Number(response.headers.get('x-ladder-cost-usd'))).toBeGreaterThan(0);
       }
       expect(statements).toEqual([]);
-      // What they cost reaches the counters with the next ledger batch, which gives back as much of their holds.
+      // What they cost reaches the counters with the next ledger batch, which takes as much of
+      // their holds off in its own statement: the counters do not move, and no release follows.
+      const counters = async () => {
+        const rows = await server.app.database.query<{ metric: string; amount: number | string }>(
+          "select metric, amount from quota_windows where metric in ('usd_day', 'usd_month') and subject_id = $1 order by metric",
+          [user.keyId],
+        );
+        return rows.map((r) => `${r.metric} ${String(r.amount)}`);
+      };
+      const before = await counters();
+      expect(before).toHaveLength(2);
+      statements.length = 0;
       await server.app.usageLedger.flush();
-      expect(statements).toContain('quota_spend_release');
+      expect(statements).not.toContain('quota_spend_release');
+      expect(await counters()).toEqual(before);
     } finally {
       for (const name of counted) client[name] = originals[name]!;
     }
