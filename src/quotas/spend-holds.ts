@@ -6,10 +6,10 @@
 // the call go to the database, with one statement for all its counters that takes the shortfall
 // plus a further slice (growing while calls keep coming, never more than a quarter of what then
 // remains under the limit, none when that is less than one worst case). When a call ends, what
-// it did not cost returns to the remainder; what it cost stays held until a ledger batch has
-// added as much to the counter, and is given back in that batch's own statement, so the counter
-// never shows less than has been spent, nor a cost twice. A remainder goes back to the counter when its slice has been idle for
-// `idleMs`, when the window or the limit changes, and at shutdown. With vendors that honour the
+// it did not cost returns to the remainder; what it cost stays held until a ledger batch records
+// it, and is given back in that batch's own statement, so the counter never shows less than has
+// been spent, nor a cost twice. A remainder goes back to the counter when its slice has been idle
+// for `idleMs`, when the window or the limit changes, and at shutdown. With vendors that honour the
 // cap, the spend of admitted calls therefore never exceeds the limit, at any concurrency and on
 // any number of processes; a process that dies leaves its holds until the window ends.
 import type { Database } from '../db/client.js';
