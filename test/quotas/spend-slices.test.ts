@@ -92,8 +92,21 @@ describe('spend slices', () => {
     expect(await counter(key.id)).toBe(20 * NANOS);
     // The ledger's batch adds what they cost ($8.80 for eleven calls) to the counter and takes
     // off as much of their holds, in its own statement (no release of its own): the counter still
-    // shows what is spent plus what A holds, and never showed the costs twice.
-    await a.app.usageLedger.flush();
+    // shows what is spent plus what A holds, also the moment the batch commits (a hold another
+    // process took then would have seen the costs twice, $28.80, and refused a call that fits).
+    const atCommit: number[] = [];
+    const transaction = a.app.db.transaction.bind(a.app.db);
+    const spy = vi.spyOn(a.app.db, 'transaction').mockImplementation(async (...args: Parameters<typeof transaction>) => {
+      const result = await transaction(...args);
+      atCommit.push(await counter(key.id));
+      return result;
+    });
+    try {
+      await a.app.usageLedger.flush();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(atCommit).toEqual([20 * NANOS]);
     expect(names).toEqual([]);
     expect(await counter(key.id)).toBe(20 * NANOS);
   });
