@@ -57,8 +57,9 @@ describe('background runs', () => {
   });
 
   it('takes over a run whose lease expired and replays its checkpoints: no finished call is paid twice', async () => {
+    // The dead process's lease runs out only once its checkpoint and events are in: a worker's sweep must not take the run over before.
     const id = await pending('Resume me', {
-      status: 'running', attempts: 1, fence: 1, claimed_by: 'dead-process', started_at: new Date(Date.now() - 5000), lease_expires_at: new Date(Date.now() - 1000),
+      status: 'running', attempts: 1, fence: 1, claimed_by: 'dead-process', started_at: new Date(Date.now() - 5000), lease_expires_at: new Date(Date.now() + 60_000),
     });
     const recordedUsage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
     await db().query(
@@ -66,6 +67,7 @@ describe('background runs', () => {
       [id, JSON.stringify(recordedUsage)],
     );
     await db().query(`insert into instance_events (instance_id, seq, type, data) values ($1, 1, 'instance.started', '{}'), ($1, 2, 'step.started', '{}'), ($1, 3, 'node.completed', '{}')`, [id]);
+    await db().query(`update instances set lease_expires_at = now() - interval '1 second' where id = $1`, [id]);
     const row = await waitForStatus(db(), id, ['completed', 'failed']);
     const p2 = refinePrompt('Resume me', 'recorded draft');
     expect(h.fake.requests.map((r) => r.body.messages[0].content)).toEqual([p2]);
@@ -80,11 +82,13 @@ describe('background runs', () => {
   });
 
   it('fails a run whose process stopped RUN_MAX_ATTEMPTS times as run_interrupted (503), with what its checkpoints used', async () => {
-    const id = await pending('Doomed', { status: 'running', attempts: 3, fence: 3, claimed_by: 'dead', started_at: new Date(), lease_expires_at: new Date(Date.now() - 1) });
+    // The lease runs out only once the checkpoint is in, as in the test above.
+    const id = await pending('Doomed', { status: 'running', attempts: 3, fence: 3, claimed_by: 'dead', started_at: new Date(), lease_expires_at: new Date(Date.now() + 60_000) });
     await db().query(
       `insert into instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms) values ($1, '1.draft.1', 'x', '{"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}', 500000000, 'openai', 1)`,
       [id],
     );
+    await db().query(`update instances set lease_expires_at = now() - interval '1 second' where id = $1`, [id]);
     const row = await waitForStatus(db(), id, ['failed', 'completed']);
     expect(row).toMatchObject({
       status: 'failed', model_calls: 1, usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 }, claimed_by: null, lease_expires_at: null,
