@@ -46,7 +46,7 @@ export interface StartedEarly {
  */
 export function startEarly(config: Config): StartedEarly {
   const started = {
-    database: openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }),
+    database: openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, early: true }),
     tls: config.trustProxy ? Promise.resolve(null) : loadTlsMaterial(config),
   };
   started.database.catch(() => {});

@@ -42,8 +42,13 @@ export interface Database {
    * database (only this process, for the embedded one). Resolves with an unsubscribe function.
    */
   listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
-  /** The embedded database: how this start made it, if it was new (for the start-up log). */
-  created: Created;
+  /**
+   * Resolves once the database serves statements; rejects with why it could not open. Statements
+   * may be sent before (they wait). `openDatabase` resolves after it, unless asked for `early`.
+   */
+  opened: Promise<void>;
+  /** The embedded database: how this start made it, if it was new (for the start-up log); null until `opened`. */
+  readonly created: Created;
   close(): Promise<void>;
 }
 
@@ -58,6 +63,12 @@ export interface DatabaseOptions {
   pgliteSnapshot?: Blob;
   /** Where a new embedded `dataDir` may be made from (src/db/pglite-image.ts); default the build's, null: initdb. */
   pgliteImage?: string | null;
+  /**
+   * The embedded database: resolve once statements can be sent, while its thread still opens it
+   * (`opened` says when it has), so that the server registers its routes meanwhile. PostgreSQL is
+   * always connected and migrated first.
+   */
+  early?: boolean;
 }
 
 // Any process may run migrations at start; this lock makes concurrent starts take turns.
@@ -101,6 +112,7 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
       (await relaxed.query({ name, text, ...(params ? { values: params } : {}) })).rows as Row[],
     ping: async () => void (await pool.query('select 1')),
     listen: (channel, handler) => listenPostgres(url, channel, handler),
+    opened: Promise.resolve(),
     created: null,
     close: async () => {
       await Promise.all([pool.end(), relaxed.end()]);
@@ -118,50 +130,62 @@ async function openPostgres(url: string): Promise<Database & { migrate(): Promis
   };
 }
 
-async function openPglite({ dataDir, pgliteSnapshot, migrate, pgliteImage }: DatabaseOptions): Promise<Database> {
+async function openPglite({ dataDir, pgliteSnapshot, migrate, pgliteImage, early }: DatabaseOptions): Promise<Database> {
   let unlock = () => {};
+  // Once: a second call must not remove a lock another process has taken since.
+  const release = () => {
+    const once = unlock;
+    unlock = () => {};
+    once();
+  };
   let dir: string | null = null;
   if (dataDir) {
     dir = path.resolve(dataDir, 'pgdata');
     mkdirSync(dir, { recursive: true });
     unlock = lockEmbeddedDatabase(path.resolve(dataDir));
   }
-  let client: RemotePglite;
+  let client: RemotePglite | undefined;
   let drizzlePglite: typeof import('drizzle-orm/pglite').drizzle;
   let schema: typeof import('./schema.js');
-  let opening: Promise<RemotePglite> | undefined;
+  let created: Created = null;
   try {
-    opening = openRemotePglite({
+    client = openRemotePglite({
       dir,
       snapshot: pgliteSnapshot ?? null,
       migrationsFolder: migrate === false ? null : migrationsFolder(),
       imageFolder: pgliteImage === undefined ? imageFolder() : pgliteImage,
     });
+    // A thread that cannot open the database is gone: its directory is free again.
+    client.opened.then((how) => void (created = how), release);
     // Loaded while the thread opens the database.
-    [client, { drizzle: drizzlePglite }, schema] = await Promise.all([opening, import('drizzle-orm/pglite'), import('./schema.js')]);
+    [{ drizzle: drizzlePglite }, schema] = await Promise.all([import('drizzle-orm/pglite'), import('./schema.js'), early ? null : client.opened]);
   } catch (error) {
     // The thread, if it opened, before the lock on its directory goes.
-    await opening?.then((opened) => opened.close()).catch(() => {});
-    unlock();
+    await client?.close().catch(() => {});
+    release();
     throw error;
   }
+  const remote = client;
+  const opened = remote.opened.then(() => {});
+  opened.catch(() => {}); // awaited by the owner (the server, before it listens), reported there
   // drizzle calls only `query` and `transaction` of its client, which the remote client has.
-  const db = drizzlePglite(client as unknown as PGlite, { schema });
+  const db = drizzlePglite(remote as unknown as PGlite, { schema });
   const query = async <Row>(text: string, params?: unknown[], name?: string) =>
-    name ? client.prepared<Row>(name, text, params) : (await client.query<Row>(text, params)).rows;
+    name ? remote.prepared<Row>(name, text, params) : (await remote.query<Row>(text, params)).rows;
   return {
     db: db as unknown as Db,
     kind: 'pglite',
     query,
-    queryRelaxed: (name, text, params) => client.prepared(name, text, params),
-    ping: async () => void (await client.query('select 1')),
-    listen: (channel, handler) => client.listen(channel, handler),
-    created: client.created,
+    queryRelaxed: (name, text, params) => remote.prepared(name, text, params),
+    ping: async () => void (await remote.query('select 1')),
+    listen: (channel, handler) => remote.listen(channel, handler),
+    opened,
+    get created() {
+      return created;
+    },
     close: async () => {
-      await client.close();
-      unlock();
-      // Once: a second close must not remove a lock another process has taken since.
-      unlock = () => {};
+      await remote.close();
+      release();
     },
   };
 }

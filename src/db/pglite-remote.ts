@@ -26,60 +26,60 @@ export interface RemotePglite extends RemoteSession {
   transaction<T>(callback: (tx: RemoteSession) => Promise<T>): Promise<T>;
   prepared<Row>(name: string, text: string, params?: unknown[]): Promise<Row[]>;
   listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
-  /** How this start made the database, if it was new. */
-  created: Created;
+  /**
+   * Resolves once the thread has opened (and migrated) the database, with how this start made it
+   * if it was new; rejects with why it could not, and every statement sent meanwhile with it.
+   * Statements may be sent before: the thread reads them once it serves.
+   */
+  opened: Promise<Created>;
   close(): Promise<void>;
 }
 
 // Thrown to every caller once the thread is gone; src/db/unavailable.ts knows the words.
 const closedError = (why: string) => new Error(`PGlite is closed${why}`);
 
-export async function openRemotePglite(options: OpenOptions): Promise<RemotePglite> {
+/** Starts the thread that opens the database; the client is usable at once (see `opened`). */
+export function openRemotePglite(options: OpenOptions): RemotePglite {
   const worker = new Worker(threadEntry(), { workerData: options });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   const listeners = new Map<string, Set<NotificationHandler>>();
   let nextId = 0;
   let closed: Error | null = null;
+  let opening: { resolve: (created: Created) => void; reject: (error: Error) => void } | null = null;
+  const opened = new Promise<Created>((resolve, reject) => (opening = { resolve, reject }));
+  opened.catch(() => {}); // its owner awaits it; a start that fails before then is reported there
 
   // A request in flight keeps the process alive, as an in-process statement would; an idle
   // thread does not.
   worker.unref();
+  // Every caller waiting, every later one and the opening, if still under way, get `error`.
   const fail = (error: Error) => {
     closed ??= error;
     for (const { reject } of pending.values()) reject(closed);
     pending.clear();
+    opening?.reject(closed);
+    opening = null;
   };
   worker.on('error', (error) => fail(closedError(`: its thread failed (${error.message})`)));
-  worker.on('exit', () => fail(closedError('')));
-
-  const ready = new Promise<Created>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(closedError(`: its thread exited with code ${code} while opening`)));
-    worker.on('message', (reply: Reply) => {
-      if ('id' in reply) {
-        const call = pending.get(reply.id);
-        if (!call) return;
-        pending.delete(reply.id);
-        if (pending.size === 0) worker.unref();
-        if ('error' in reply) call.reject(deserializeError(reply.error));
-        else call.resolve(reply.value);
-      } else if ('notify' in reply) {
-        for (const handler of listeners.get(reply.notify) ?? []) handler(reply.payload);
-      } else if (reply.ready) {
-        worker.off('error', reject);
-        resolve(reply.created);
-      } else {
-        reject(deserializeError(reply.error));
-      }
-    });
+  worker.on('exit', (code) => fail(closedError(opening ? `: its thread exited with code ${code} while opening` : '')));
+  worker.on('message', (reply: Reply) => {
+    if ('id' in reply) {
+      const call = pending.get(reply.id);
+      if (!call) return;
+      pending.delete(reply.id);
+      if (pending.size === 0) worker.unref();
+      if ('error' in reply) call.reject(deserializeError(reply.error));
+      else call.resolve(reply.value);
+    } else if ('notify' in reply) {
+      for (const handler of listeners.get(reply.notify) ?? []) handler(reply.payload);
+    } else if (reply.ready) {
+      opening?.resolve(reply.created);
+      opening = null;
+    } else {
+      fail(deserializeError(reply.error));
+      void worker.terminate();
+    }
   });
-  let created: Created;
-  try {
-    created = await ready;
-  } catch (error) {
-    await worker.terminate();
-    throw error;
-  }
 
   const call = <T>(request: Request): Promise<T> => {
     if (closed) return Promise.reject(closed);
@@ -126,7 +126,7 @@ export async function openRemotePglite(options: OpenOptions): Promise<RemotePgli
         if (!closed) await call({ op: 'unlisten', channel });
       };
     },
-    created,
+    opened,
     async close() {
       if (closed) return;
       await call({ op: 'close' });

@@ -4,11 +4,10 @@
 // main thread's side. Requests are served in the order they arrive, each through PGlite's own
 // locks: a statement of a transaction goes to that transaction's session, any other waits
 // until the transaction ends, exactly as PGlite's `transaction()` orders callers in-process.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type ParserOptions, type Transaction } from '@electric-sql/pglite';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
 import { currentStamp, extractImage, readImage } from './pglite-image.js';
 import { createPreparedQuery } from './pglite-prepared.js';
 import { serializeError, type Created, type OpenOptions, type QueryResult, type Reply, type Request } from './pglite-thread-protocol.js';
@@ -126,6 +125,27 @@ async function openDir(dir: string, options: OpenOptions): Promise<{ client: PGl
   return { client: await ready(new PGlite(dir)), created: { from: 'initdb', imageSkipped: image.skipped } };
 }
 
+/**
+ * Drizzle's migrator applies each migration of the journal dated after the newest one its table
+ * records, so when that is the journal's newest it would apply nothing. This asks exactly that,
+ * in one statement, so that a start on an up-to-date database (every start but the first after an
+ * upgrade) neither loads drizzle (70-90 ms here) nor runs its migrator (40-70 ms). True when the
+ * migrator must run; a database without drizzle's table (a new one made by initdb) needs it.
+ */
+async function migrationsPending(client: PGlite, folder: string): Promise<boolean> {
+  const journal = JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: { when: number }[] };
+  const newest = Math.max(0, ...journal.entries.map((entry) => entry.when));
+  const [table] = (await client.query<{ present: boolean }>(`select to_regclass('drizzle.__drizzle_migrations') is not null as present`)).rows;
+  if (!table?.present) return true;
+  const [row] = (await client.query<{ current: boolean }>('select coalesce(max(created_at), 0) >= $1::bigint as current from drizzle.__drizzle_migrations', [newest])).rows;
+  return !row?.current;
+}
+
+async function migrateSchema(client: PGlite, migrationsFolder: string): Promise<void> {
+  const [{ drizzle }, { migrate }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
+  await migrate(drizzle(client), { migrationsFolder });
+}
+
 // Migrations run here, before the first request is read: no statement meets an old schema, and
 // no round trip waits for the main thread, which is still loading the HTTP stack at start-up.
 async function open(options: OpenOptions): Promise<void> {
@@ -137,7 +157,7 @@ async function open(options: OpenOptions): Promise<void> {
     return;
   }
   try {
-    if (options.migrationsFolder) await migrate(drizzle(opened.client), { migrationsFolder: options.migrationsFolder });
+    if (options.migrationsFolder && (await migrationsPending(opened.client, options.migrationsFolder))) await migrateSchema(opened.client, options.migrationsFolder);
   } catch (error) {
     await opened.client.close().catch(() => {});
     post({ ready: false, error: serializeError(error) });

@@ -34,8 +34,14 @@ async function infrastructure(app: FastifyInstance, options: InfrastructureOptio
   }
   const database = options.database ?? (await (options.opening ?? openDatabase({ url: config.databaseUrl, dataDir: config.dataDir })));
   if (!options.database) app.addHook('onClose', () => database.close());
-  if (database.created?.from === 'image') app.log.info('created the embedded database from the prebuilt image');
-  else if (database.created) app.log.info({ image_skipped: database.created.imageSkipped }, 'created the embedded database (initdb)');
+  // The server's embedded database may still be opening on its thread while the routes register
+  // (their statements wait for it): the first hook before listening, so a failure to open is the
+  // error the start reports.
+  app.addHook('onReady', async () => {
+    await database.opened;
+    if (database.created?.from === 'image') app.log.info('created the embedded database from the prebuilt image');
+    else if (database.created) app.log.info({ image_skipped: database.created.imageSkipped }, 'created the embedded database (initdb)');
+  });
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('db', database.db);

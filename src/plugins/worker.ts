@@ -55,10 +55,12 @@ async function workerPlugin(app: FastifyInstance) {
   app.decorate('runRetention', (now?: Date) => runRetention(app.database, periods, now));
 
   // Any process may hold a run (synchronous ones too), so every process listens for cancels.
-  const unsubscribe = [await app.runNotices.onCancel((id) => app.runLeases.cancel(id))];
+  // Subscribed while the routes register and awaited before the server listens (onReady): the
+  // embedded database may still be opening, and the registrations after this one need not wait.
+  const subscriptions = [app.runNotices.onCancel((id) => app.runLeases.cancel(id))];
   const timers: NodeJS.Timeout[] = [];
   if (worker.concurrency > 0) {
-    unsubscribe.push(await app.runNotices.onPending(() => pool.wake()));
+    subscriptions.push(app.runNotices.onPending(() => pool.wake()));
     const retention = async () => {
       try {
         const result = await app.runRetention();
@@ -81,8 +83,12 @@ async function workerPlugin(app: FastifyInstance) {
     timers.push(setTimeout(() => void retention(), Math.min(FIRST_RETENTION_DELAY_MS, worker.retentionIntervalMs)));
     timers.push(setInterval(() => void retention(), worker.retentionIntervalMs));
     for (const timer of timers) timer.unref();
-    app.addHook('onReady', async () => pool.start());
   }
+  for (const subscribed of subscriptions) subscribed.catch(() => {}); // reported by onReady
+  app.addHook('onReady', async () => {
+    await Promise.all(subscriptions);
+    if (worker.concurrency > 0) pool.start();
+  });
 
   // Draining starts with the close, alongside the HTTP drain, and is awaited before the database closes.
   let draining: Promise<void> | null = null;
@@ -91,7 +97,8 @@ async function workerPlugin(app: FastifyInstance) {
   app.addHook('onClose', async () => {
     for (const timer of timers) clearTimeout(timer);
     await drain();
-    await Promise.all(unsubscribe.map((stop) => stop().catch(() => {})));
+    // A subscription that failed has nothing to stop.
+    await Promise.all(subscriptions.map((subscribed) => subscribed.then((stop) => stop()).catch(() => {})));
   });
 }
 
