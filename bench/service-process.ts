@@ -123,7 +123,8 @@ export async function startService(
   const spawned = performance.now();
   // The log goes to /dev/null, as a process manager would ship it away: writing costs the service, reading it would cost us.
   // The IPC channel is for a probe loaded with `nodeArgs` (bench/alloc-probe.ts); the service itself never uses it.
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...nodeArgs, serverScript()], {
+  // `--enable-source-maps` as `npm start` and the Docker image run it: it costs the start 60-120 ms here.
+  const child = spawn(process.execPath, ['--enable-source-maps', ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...nodeArgs, serverScript()], {
     env: childEnv,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
