@@ -1,7 +1,7 @@
 // The real process surface: TLS listener, plain-HTTP refusal, proxy mode, restart
 // persistence of the embedded database and of the generated secrets, graceful shutdown.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import nodeModule from 'node:module';
 import net from 'node:net';
@@ -218,6 +218,29 @@ describe('the process', () => {
     } finally {
       await first.stop();
     }
+  }, 90_000);
+
+  // The routes register while the embedded database opens (src/db/client.ts, `early`): one that
+  // cannot open still fails the start with its own reason, and frees its directory.
+  it.skipIf(process.env.TEST_DATABASE_URL)('exits 1 with the reason when the embedded database cannot open, and leaves DATA_DIR unlocked', async () => {
+    const first = await spawnServer({ LOG_LEVEL: 'info' });
+    await first.url();
+    await first.stop();
+    // Files of a PostgreSQL major this PGlite is not.
+    writeFileSync(path.join(first.dataDir, 'pgdata', 'PG_VERSION'), '99\n');
+    const second = spawn(process.execPath, [path.resolve('dist/src/server.js')], {
+      env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: first.dataDir, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    second.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    second.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => second.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toBe('Failed to start: PGlite failed to initialize properly\n');
+    expect(stdout).not.toContain('Server listening');
+    expect(existsSync(path.join(first.dataDir, 'embedded-db.lock'))).toBe(false);
   }, 90_000);
 
   // Node 22.1 and later: the compiled code goes to Node's compile cache (its default place,
