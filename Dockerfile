@@ -12,8 +12,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json ./
 COPY src ./src
-COPY scripts/pglite-image.ts ./scripts/
+COPY scripts/pglite-image.ts scripts/bundle-server.mjs ./scripts/
 RUN npx tsc -p tsconfig.json && chmod 755 dist/src/cli/admin.js
+# The server in one file, as `npm start` runs it (scripts/bundle-server.mjs); dist/src keeps the CLI.
+RUN node scripts/bundle-server.mjs
 # A new DATA_DIR's embedded database, initialised and migrated here once (src/db/pglite-image.ts).
 COPY migrations ./migrations
 RUN node dist/scripts/pglite-image.js
@@ -32,6 +34,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/server ./dist/server
 COPY --from=build /app/dist/web ./dist/web
 COPY --from=build /app/dist/pglite-image ./dist/pglite-image
 COPY migrations ./migrations
@@ -42,4 +45,4 @@ USER node
 VOLUME ["/data"]
 EXPOSE 8443
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD ["node", "dist/src/cli/healthcheck.js"]
-CMD ["node", "--enable-source-maps", "dist/src/server.js"]
+CMD ["node", "--enable-source-maps", "dist/server/server.js"]

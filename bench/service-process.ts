@@ -4,7 +4,7 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -93,8 +93,11 @@ function startTraceSink(): Promise<string> {
 }
 
 /** BENCH_SERVICE_DIST: another build's dist/ (e.g. main's), to measure it with this bench. */
+/** The bundled server `npm start` runs, or the `src/server.js` of a build from before the bundle. */
 function serverScript(): string {
-  return path.join(process.env.BENCH_SERVICE_DIST ?? path.join(here, '..'), 'src', 'server.js');
+  const dist = process.env.BENCH_SERVICE_DIST ?? path.join(here, '..');
+  const bundled = path.join(dist, 'server', 'server.js');
+  return existsSync(bundled) ? bundled : path.join(dist, 'src', 'server.js');
 }
 
 /** The service as `npm start` runs it; `env` and `nodeArgs` add to its environment and command line. */

@@ -2,6 +2,7 @@
 // Compiles src/, test/, bench/ and scripts/ into dist/ with `tsc -b`, which rebuilds only
 // when an input is newer than its last build, then the web UI (ui/, into dist/web), then the
 // embedded database's image for a new DATA_DIR (dist/pglite-image, while its migrations last), then
+// bundles the server into dist/server (scripts/bundle-server.mjs), then
 // makes the ladder-admin bin executable (tsc writes mode 644). `--if-stale` first compares modification times itself, which answers
 // in milliseconds where starting tsc takes a second: `npm start` and `npm run admin` use it.
 // `--prepare` (after `npm ci`) is the same, and does nothing where TypeScript is not installed.
@@ -16,6 +17,7 @@ const buildInfo = path.join(root, 'dist', 'tsconfig.tsbuildinfo');
 const bin = path.join(root, 'dist', 'src', 'cli', 'admin.js');
 const webIndex = path.join(root, 'dist', 'web', 'index.html');
 const imageManifest = path.join(root, 'dist', 'pglite-image', 'image.json');
+const serverBundle = path.join(root, 'dist', 'server', 'server.js');
 const inputs = ['src', 'test', 'bench', 'scripts', 'ui', 'migrations', 'drizzle.config.ts', 'vitest.config.ts', 'tsconfig.json'];
 
 /** Newest modification time among the inputs; folders count too, so a deleted file is noticed. */
@@ -32,7 +34,7 @@ function newestInput() {
 }
 
 function upToDate() {
-  return existsSync(buildInfo) && existsSync(bin) && existsSync(webIndex) && existsSync(imageManifest) && statSync(buildInfo).mtimeMs >= newestInput();
+  return existsSync(buildInfo) && existsSync(bin) && existsSync(webIndex) && existsSync(imageManifest) && existsSync(serverBundle) && statSync(buildInfo).mtimeMs >= newestInput();
 }
 
 if (!((process.argv.includes('--if-stale') || process.argv.includes('--prepare')) && upToDate())) {
@@ -51,6 +53,8 @@ if (!((process.argv.includes('--if-stale') || process.argv.includes('--prepare')
     [path.join(root, 'scripts', 'build-ui.mjs')],
     // A new DATA_DIR's database, initialised and migrated (src/db/pglite-image.ts); kept while current.
     [path.join(root, 'dist', 'scripts', 'pglite-image.js')],
+    // The server as `npm start` runs it: one file (and its database thread's), dist/server/.
+    [path.join(root, 'scripts', 'bundle-server.mjs')],
   ];
   for (const args of steps) {
     const result = spawnSync(process.execPath, args, { stdio: 'inherit' });

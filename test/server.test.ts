@@ -159,7 +159,7 @@ describe('behind a TLS-terminating proxy (TRUST_PROXY)', () => {
 
 describe('the process', () => {
   it('exits 0 on SIGTERM after closing cleanly', async () => {
-    const entry = path.resolve('dist/src/server.js');
+    const entry = path.resolve('dist/server/server.js');
     expect(statSync(entry, { throwIfNoEntry: false }), 'run `npm run build` first (npm test does)').toBeDefined();
     const dataDir = testConfig().dataDir;
     const child = spawn(process.execPath, [entry], {
@@ -203,7 +203,7 @@ describe('the process', () => {
     const first = await spawnServer({ LOG_LEVEL: 'info' });
     try {
       await first.url();
-      const second = spawn(process.execPath, [path.resolve('dist/src/server.js')], {
+      const second = spawn(process.execPath, [path.resolve('dist/server/server.js')], {
         env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: first.dataDir, LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -228,7 +228,7 @@ describe('the process', () => {
     await first.stop();
     // Files of a PostgreSQL major this PGlite is not.
     writeFileSync(path.join(first.dataDir, 'pgdata', 'PG_VERSION'), '99\n');
-    const second = spawn(process.execPath, [path.resolve('dist/src/server.js')], {
+    const second = spawn(process.execPath, [path.resolve('dist/server/server.js')], {
       env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: first.dataDir, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -258,10 +258,11 @@ describe('the process', () => {
         expect(existsSync(cache)).toBe(false);
         return;
       }
-      // One directory per Node version, holding an entry per module compiled: hundreds.
+      // One directory per Node version, holding an entry per module compiled: the bundle, its
+      // database thread's, and the packages left out of it (PGlite, Fastify's compilers and Ajv, ...).
       const [version, ...others] = readdirSync(cache);
       expect(others).toEqual([]);
-      expect(readdirSync(path.join(cache, version!)).length).toBeGreaterThan(100);
+      expect(readdirSync(path.join(cache, version!)).length).toBeGreaterThan(10);
     } finally {
       rmSync(temp, { recursive: true, force: true });
     }

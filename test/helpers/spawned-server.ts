@@ -1,4 +1,4 @@
-// The built server (dist/src/server.js) as a child process, and a database of its own on the
+// The built server as `npm start` runs it (dist/server/server.js) as a child process, and a database of its own on the
 // TEST_DATABASE_URL server, for tests that kill processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -23,7 +23,7 @@ export interface SpawnedServer {
 }
 
 export async function spawnServer(env: Record<string, string>, options: { maxOpenFiles?: number } = {}): Promise<SpawnedServer> {
-  const entry = path.resolve('dist/src/server.js');
+  const entry = path.resolve('dist/server/server.js');
   if (!statSync(entry, { throwIfNoEntry: false })) throw new Error('run `npm run build` first (npm test does)');
   const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ladder-spawned-'));
   // A descriptor limit of its own (`ulimit -n`), for resource tests; exec keeps the pid the server's.

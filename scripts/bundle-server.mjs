@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// Bundles the server into dist/server/: server.js (what `npm start` and the Docker image run)
+// and pglite-thread.js (the embedded database's thread, which server.js finds beside itself).
+// A start spent ~550 ms of its main thread loading ~600 modules one file at a time (TypeBox
+// alone is 266 files, undici 110, Ajv 88); one file each loads in a fraction of that
+// (docs/performance.md). Left out, and loaded from node_modules as before: packages that read
+// files beside their own code (PGlite's WebAssembly, Swagger UI's assets), the compilers that
+// src/http/lazy-schemas.ts takes from Fastify's own dependencies (one copy, not two), and what
+// only some configurations load (pg, prom-client, OpenTelemetry's API and SDK). The tests run the sources and
+// dist/src; the tests that spawn the server run this bundle.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+await build({
+  entryPoints: { server: path.join(root, 'src', 'server.ts'), 'pglite-thread': path.join(root, 'src', 'db', 'pglite-thread.ts') },
+  outdir: path.join(root, 'dist', 'server'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // Stack traces name the TypeScript sources (with --enable-source-maps, as `npm start` runs).
+  sourcemap: 'linked',
+  sourcesContent: false,
+  logLevel: 'warning',
+  external: [
+    '@electric-sql/pglite',
+    '@fastify/swagger-ui',
+    '@fastify/ajv-compiler',
+    '@fastify/fast-json-stringify-compiler',
+    'pg',
+    'prom-client',
+    // One copy of the OpenTelemetry API and SDK for the whole process; the semantic conventions,
+    // plain constants, are bundled (only those used).
+    '@opentelemetry/api',
+    '@opentelemetry/core',
+    '@opentelemetry/context-async-hooks',
+    '@opentelemetry/resources',
+    '@opentelemetry/sdk-trace-base',
+    '@opentelemetry/exporter-trace-otlp-http',
+    '@opentelemetry/exporter-trace-otlp-proto',
+  ],
+  // The CommonJS packages inside (Fastify, undici, pino, ...) call require() for Node's modules.
+  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+});
