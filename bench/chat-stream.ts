@@ -23,8 +23,10 @@ import { figure, printReport, SMOKE, type Figure } from './report.js';
 import { call, cpuTimeUs, startBareProxy, startService, startUpstream, stopChildren } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// A smoke run's CPU blocks still span several of /proc's 10 ms ticks: 20 whole answers could read
+// 0 µs, and the streamed-over-whole ratio then was no number and failed the run.
 const SIZES = SMOKE
-  ? { ttftWarmUp: 20, ttftRequests: 30, cpuWarmUp: 10, cpuRounds: 2, cpuBlock: 10, slowStreams: 100, slowChunks: 10 }
+  ? { ttftWarmUp: 20, ttftRequests: 30, cpuWarmUp: 10, cpuRounds: 2, cpuBlock: 50, slowStreams: 100, slowChunks: 10 }
   : { ttftWarmUp: 1000, ttftRequests: 500, cpuWarmUp: 1000, cpuRounds: 5, cpuBlock: 100, slowStreams: 1000, slowChunks: 50 };
 const LONG_CHUNKS = 500;
 const SLOW_INTERVAL_MS = 100;
