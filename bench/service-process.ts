@@ -92,8 +92,10 @@ function startTraceSink(): Promise<string> {
   return traceSink;
 }
 
-/** BENCH_SERVICE_DIST: another build's dist/ (e.g. main's), to measure it with this bench. */
-/** The bundled server `npm start` runs, or the `src/server.js` of a build from before the bundle. */
+/**
+ * The bundled server `npm start` runs, of this build or of BENCH_SERVICE_DIST (another build's
+ * dist/, e.g. main's, to measure it with this bench); a build from before the bundle: its src/server.js.
+ */
 function serverScript(): string {
   const dist = process.env.BENCH_SERVICE_DIST ?? path.join(here, '..');
   const bundled = path.join(dist, 'server', 'server.js');

@@ -6,8 +6,8 @@
 // (docs/performance.md). Left out, and loaded from node_modules as before: packages that read
 // files beside their own code (PGlite's WebAssembly, Swagger UI's assets), the compilers that
 // src/http/lazy-schemas.ts takes from Fastify's own dependencies (one copy, not two), and what
-// only some configurations load (pg, prom-client, OpenTelemetry's API and SDK). The tests run the sources and
-// dist/src; the tests that spawn the server run this bundle.
+// only some configurations load (pg, prom-client, OpenTelemetry's API and SDK). The tests run the
+// sources; the tests that spawn the server run this bundle.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';

@@ -127,8 +127,8 @@ async function openDir(dir: string, options: OpenOptions): Promise<{ client: PGl
 
 /**
  * Drizzle's migrator applies each migration of the journal dated after the newest one its table
- * records, so when that is the journal's newest it would apply nothing. This asks exactly that,
- * in one statement, so that a start on an up-to-date database (every start but the first after an
+ * records, so when that is the journal's newest it would apply nothing. This asks exactly that
+ * (two small statements), so that a start on an up-to-date database (every start but the first after an
  * upgrade) neither loads drizzle (70-90 ms here) nor runs its migrator (40-70 ms). True when the
  * migrator must run; a database without drizzle's table (a new one made by initdb) needs it.
  */
