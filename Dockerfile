@@ -14,7 +14,7 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY scripts/pglite-image.ts scripts/bundle-server.mjs ./scripts/
 RUN npx tsc -p tsconfig.json && chmod 755 dist/src/cli/admin.js
-# The server in one file, as `npm start` runs it (scripts/bundle-server.mjs); dist/src keeps the CLI.
+# The server bundled, as `npm start` runs it (scripts/bundle-server.mjs); dist/src keeps the CLI.
 RUN node scripts/bundle-server.mjs
 # A new DATA_DIR's embedded database, initialised and migrated here once (src/db/pglite-image.ts).
 COPY migrations ./migrations
