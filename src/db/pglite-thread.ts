@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type ParserOptions, type Transaction } from '@electric-sql/pglite';
 import { currentStamp, extractImage, readImage } from './pglite-image.js';
 import { createPreparedQuery } from './pglite-prepared.js';
+import { withStartupTiering } from './wasm-tiering.js';
 import { serializeError, type Created, type OpenOptions, type QueryResult, type Reply, type Request } from './pglite-thread-protocol.js';
 
 const port = parentPort!;
@@ -151,7 +152,9 @@ async function migrateSchema(client: PGlite, migrationsFolder: string): Promise<
 async function open(options: OpenOptions): Promise<void> {
   let opened: { client: PGlite; created: Created };
   try {
-    opened = options.dir ? await openDir(options.dir, options) : { client: await ready(new PGlite(options.snapshot ? { loadDataDir: options.snapshot } : {})), created: null };
+    opened = await withStartupTiering(async () =>
+      options.dir ? openDir(options.dir, options) : { client: await ready(new PGlite(options.snapshot ? { loadDataDir: options.snapshot } : {})), created: null },
+    );
   } catch (error) {
     post({ ready: false, error: serializeError(error) });
     return;
