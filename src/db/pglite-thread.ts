@@ -10,7 +10,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type ParserOptions, type Transaction } from '@electric-sql/pglite';
 import { currentStamp, extractImage, readImage } from './pglite-image.js';
 import { createPreparedQuery } from './pglite-prepared.js';
-import { withStartupTiering } from './wasm-tiering.js';
 import { serializeError, type Created, type OpenOptions, type QueryResult, type Reply, type Request } from './pglite-thread-protocol.js';
 
 const port = parentPort!;
@@ -152,9 +151,7 @@ async function migrateSchema(client: PGlite, migrationsFolder: string): Promise<
 async function open(options: OpenOptions): Promise<void> {
   let opened: { client: PGlite; created: Created };
   try {
-    opened = await withStartupTiering(async () =>
-      options.dir ? openDir(options.dir, options) : { client: await ready(new PGlite(options.snapshot ? { loadDataDir: options.snapshot } : {})), created: null },
-    );
+    opened = options.dir ? await openDir(options.dir, options) : { client: await ready(new PGlite(options.snapshot ? { loadDataDir: options.snapshot } : {})), created: null };
   } catch (error) {
     post({ ready: false, error: serializeError(error) });
     return;
