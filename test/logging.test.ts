@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeyPrefix } from '../src/crypto/api-keys.js';
 import { adminHeaders, ADMIN_TOKEN, build, createUser, LogCapture, type TestApp } from './helpers/build.js';
 
 describe('logs', () => {
@@ -29,8 +30,8 @@ describe('logs', () => {
 
     expect(logs.lines.length).toBeGreaterThan(5);
     expect(logs.text).not.toContain(user.key);
-    // The secret part, after `ldr_live_<lookup id>_` (it may itself contain `_`).
-    expect(logs.text).not.toContain(user.key.slice('ldr_live_'.length + 9));
+    // The secret part, after the key's prefix and its `_` (the secret may itself contain `_`).
+    expect(logs.text).not.toContain(user.key.slice(apiKeyPrefix(user.key)!.length + 1));
     expect(logs.text).not.toContain(providerKey);
     expect(logs.text).not.toContain(ADMIN_TOKEN);
   });
