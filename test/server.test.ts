@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server.js';
 import { adminHeaders, ADMIN_TOKEN, testConfig } from './helpers/build.js';
-import { getJson, spawnServer } from './helpers/spawned-server.js';
+import { getJson, SERVER_ENTRY, spawnServer } from './helpers/spawned-server.js';
 
 function httpsRequest(url: string, options: https.RequestOptions & { body?: string }): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
@@ -159,10 +159,9 @@ describe('behind a TLS-terminating proxy (TRUST_PROXY)', () => {
 
 describe('the process', () => {
   it('exits 0 on SIGTERM after closing cleanly', async () => {
-    const entry = path.resolve('dist/server/server.js');
-    expect(statSync(entry, { throwIfNoEntry: false }), 'run `npm run build` first (npm test does)').toBeDefined();
+      expect(statSync(SERVER_ENTRY, { throwIfNoEntry: false }), 'run `npm run build` first (npm test does)').toBeDefined();
     const dataDir = testConfig().dataDir;
-    const child = spawn(process.execPath, [entry], {
+    const child = spawn(process.execPath, [SERVER_ENTRY], {
       env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: process.env.TEST_DATABASE_URL ?? '', ADMIN_TOKEN: '', ENCRYPTION_KEY: '', ENCRYPTION_KEY_FILE: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -203,7 +202,7 @@ describe('the process', () => {
     const first = await spawnServer({ LOG_LEVEL: 'info' });
     try {
       await first.url();
-      const second = spawn(process.execPath, [path.resolve('dist/server/server.js')], {
+      const second = spawn(process.execPath, [SERVER_ENTRY], {
         env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: first.dataDir, LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -228,7 +227,7 @@ describe('the process', () => {
     await first.stop();
     // Files of a PostgreSQL major this PGlite is not.
     writeFileSync(path.join(first.dataDir, 'pgdata', 'PG_VERSION'), '99\n');
-    const second = spawn(process.execPath, [path.resolve('dist/server/server.js')], {
+    const second = spawn(process.execPath, [SERVER_ENTRY], {
       env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: first.dataDir, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

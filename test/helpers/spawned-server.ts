@@ -22,14 +22,16 @@ export interface SpawnedServer {
   stop(): Promise<void>;
 }
 
+/** The server as `npm start` runs it; made by `npm run build`. */
+export const SERVER_ENTRY = path.resolve('dist/server/server.js');
+
 export async function spawnServer(env: Record<string, string>, options: { maxOpenFiles?: number } = {}): Promise<SpawnedServer> {
-  const entry = path.resolve('dist/server/server.js');
-  if (!statSync(entry, { throwIfNoEntry: false })) throw new Error('run `npm run build` first (npm test does)');
+  if (!statSync(SERVER_ENTRY, { throwIfNoEntry: false })) throw new Error('run `npm run build` first (npm test does)');
   const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ladder-spawned-'));
   // A descriptor limit of its own (`ulimit -n`), for resource tests; exec keeps the pid the server's.
   const [command, args] = options.maxOpenFiles
-    ? ['/bin/sh', ['-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$1"`, process.execPath, entry]]
-    : [process.execPath, [entry]];
+    ? ['/bin/sh', ['-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$1"`, process.execPath, SERVER_ENTRY]]
+    : [process.execPath, [SERVER_ENTRY]];
   const child = spawn(command, args, {
     env: {
       PATH: process.env.PATH,
