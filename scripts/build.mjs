@@ -53,7 +53,7 @@ if (!((process.argv.includes('--if-stale') || process.argv.includes('--prepare')
     [path.join(root, 'scripts', 'build-ui.mjs')],
     // A new DATA_DIR's database, initialised and migrated (src/db/pglite-image.ts); kept while current.
     [path.join(root, 'dist', 'scripts', 'pglite-image.js')],
-    // The server as `npm start` runs it: one file (and its database thread's), dist/server/.
+    // The server as `npm start` runs it, bundled into dist/server/ (its entry, its database thread's, their chunks).
     [path.join(root, 'scripts', 'bundle-server.mjs')],
   ];
   for (const args of steps) {
