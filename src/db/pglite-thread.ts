@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type ParserOptions, type Transaction } from '@electric-sql/pglite';
 import { currentStamp, extractImage, readImage } from './pglite-image.js';
-import { createPreparedQuery } from './pglite-prepared.js';
+import { preparedStatements } from './pglite-prepared.js';
 import { serializeError, type Created, type OpenOptions, type QueryResult, type Reply, type Request } from './pglite-thread-protocol.js';
 
 const port = parentPort!;
@@ -26,9 +26,16 @@ const ROLLBACK = Symbol('rollback');
 const identity = (value: unknown) => value;
 
 function serve(client: PGlite): void {
-  const prepared = createPreparedQuery(client);
   const transactions = new Map<number, OpenTransaction>();
   const unlisten = new Map<string, () => Promise<void>>();
+  // The channels listened to, by the name PostgreSQL reports them under.
+  const listening = new Map<string, string>();
+  const prepared = preparedStatements(client, (reported, payload) => {
+    const channel = listening.get(reported);
+    if (channel !== undefined) post({ notify: channel, payload });
+  });
+  /** Requests under way: while there are any, or a transaction is open, a named statement waits its turn through PGlite's locks. */
+  let underWay = 0;
   let nextTransaction = 0;
   // Callers ask for raw text of a few types (drizzle parses dates itself): one parser table per set.
   const parserTables = new Map<string, ParserOptions>();
@@ -71,7 +78,11 @@ function serve(client: PGlite): void {
         return reply;
       }
       case 'prepared':
-        return prepared(request.name, request.text, request.params);
+        // Alone, it runs at once: most of them, since PGlite finishes every other request within the
+        // same turn of this thread's event loop, unless a transaction is open.
+        return underWay === 1 && transactions.size === 0
+          ? prepared.now(request.name, request.text, request.params)
+          : prepared.queued(request.name, request.text, request.params);
       case 'begin':
         return begin();
       case 'end': {
@@ -85,11 +96,13 @@ function serve(client: PGlite): void {
       case 'listen':
         if (!unlisten.has(request.channel)) {
           unlisten.set(request.channel, await client.listen(request.channel, (payload) => post({ notify: request.channel, payload })));
+          listening.set(postgresName(request.channel), request.channel);
         }
         return null;
       case 'unlisten':
         await unlisten.get(request.channel)?.();
         unlisten.delete(request.channel);
+        listening.delete(postgresName(request.channel));
         return null;
       case 'close':
         await client.close();
@@ -98,11 +111,19 @@ function serve(client: PGlite): void {
   };
 
   port.on('message', ({ id, request }: { id: number; request: Request }) => {
-    handle(request).then(
-      (value) => post({ id, value }),
-      (error: unknown) => post({ id, error: serializeError(error) }),
-    );
+    underWay += 1;
+    handle(request)
+      .finally(() => (underWay -= 1))
+      .then(
+        (value) => post({ id, value }),
+        (error: unknown) => post({ id, error: serializeError(error) }),
+      );
   });
+}
+
+/** A channel's name as PostgreSQL folds it (PGlite's rule: quoted keeps its case, otherwise lower case). */
+function postgresName(channel: string): string {
+  return channel.length > 1 && channel.startsWith('"') && channel.endsWith('"') ? channel.slice(1, -1) : channel.toLowerCase();
 }
 
 const ready = async (client: PGlite) => {

@@ -1,6 +1,7 @@
 // Named (prepared) statements: the hot writes of runs go through them, so they must give the
 // same rows and errors as unnamed ones, on the embedded database (our own protocol path,
 // src/db/pglite-prepared.ts) and on PostgreSQL.
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.js';
 import { openTestDatabase } from '../helpers/database.js';
@@ -39,6 +40,7 @@ describe('a named statement', () => {
     const failing = 'select 1 / $1::int as q';
     expect(await database.query(failing, [2], 'test_divide')).toEqual([{ q: 0 }]);
     await expect(database.query(failing, [0], 'test_divide')).rejects.toThrow('division by zero');
+    await expect(database.query(failing, [0], 'test_divide')).rejects.toMatchObject({ code: '22012' });
     await expect(database.queryRelaxed('test_bad_syntax', 'selec 1', [])).rejects.toThrow(/syntax error/);
     expect(await database.query(failing, [1], 'test_divide')).toEqual([{ q: 1 }]);
     expect(await database.query('select 2 as two')).toEqual([{ two: 2 }]);
@@ -48,5 +50,31 @@ describe('a named statement', () => {
     const [account] = await database.query<{ id: string }>(`insert into accounts (username) values ($1) returning id`, ['prepared-writer'], 'test_insert');
     expect(await database.query(`update accounts set username = $2 where id = $1`, [account!.id, 'prepared-renamed'], 'test_update')).toEqual([]);
     expect(await database.query(`select username from accounts where id = $1`, [account!.id])).toEqual([{ username: 'prepared-renamed' }]);
+  });
+
+  it('delivers the notifications it commits to the listeners of their channel', async () => {
+    const payloads: string[] = [];
+    const stop = await database.listen('test_prepared_notices', (payload) => payloads.push(payload));
+    try {
+      await database.query(`select pg_notify('test_prepared_notices', $1), pg_notify('test_prepared_elsewhere', $1)`, ['first'], 'test_notify');
+      await database.queryRelaxed('test_notify_relaxed', `select pg_notify('test_prepared_notices', $1)`, ['second']);
+      await expect.poll(() => payloads).toEqual(['first', 'second']);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('sent while a transaction is open on the embedded database, runs after it ends, never inside it', async () => {
+    if (database.kind !== 'pglite') return; // PostgreSQL runs it on another connection
+    const username = 'prepared-after-rollback';
+    let count: Promise<{ n: number }[]> | undefined;
+    await expect(
+      database.db.transaction(async (tx) => {
+        await tx.execute(sql`insert into accounts (username) values (${username})`);
+        count = database.query<{ n: number }>('select count(*)::int as n from accounts where username = $1', [username], 'test_count_after');
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await count).toEqual([{ n: 0 }]);
   });
 });
