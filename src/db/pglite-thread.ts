@@ -1,59 +1,50 @@
 // The embedded database's own thread. PGlite runs PostgreSQL as WebAssembly on the thread that
 // calls it, so on the main thread every statement stalled every request of the process (a run
 // checkpoint 0.4-0.7 ms). Here it runs beside the event loop; src/db/pglite-remote.ts is the
-// main thread's side. Requests are served in the order they arrive, each through PGlite's own
-// locks: a statement of a transaction goes to that transaction's session, any other waits
-// until the transaction ends, exactly as PGlite's `transaction()` orders callers in-process.
+// main thread's side. Requests are served in the order they arrive: a statement alone runs at
+// once (src/db/pglite-prepared.ts), one of a transaction runs in it, and any other waits through
+// PGlite's own locks until the transaction ends, exactly as PGlite's `transaction()` orders
+// callers in-process.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, type ParserOptions, type Transaction } from '@electric-sql/pglite';
+import { PGlite } from '@electric-sql/pglite';
 import { currentStamp, extractImage, readImage } from './pglite-image.js';
 import { preparedStatements } from './pglite-prepared.js';
-import { serializeError, type Created, type OpenOptions, type QueryResult, type Reply, type Request } from './pglite-thread-protocol.js';
+import { serializeError, type Created, type OpenOptions, type Reply, type Request } from './pglite-thread-protocol.js';
 
 const port = parentPort!;
 const post = (reply: Reply) => port.postMessage(reply);
 
-/** An open transaction: its session, and how to end it (true commits). */
+/** An open transaction (its statements run in PGlite's one session while it holds the locks): how to end it (true commits). */
 interface OpenTransaction {
-  tx: Transaction;
   end: (commit: boolean) => void;
   ended: Promise<void>;
 }
 
 const ROLLBACK = Symbol('rollback');
-const identity = (value: unknown) => value;
 
 function serve(client: PGlite): void {
   const transactions = new Map<number, OpenTransaction>();
   const unlisten = new Map<string, () => Promise<void>>();
   // The channels listened to, by the name PostgreSQL reports them under.
   const listening = new Map<string, string>();
-  const prepared = preparedStatements(client, (reported, payload) => {
+  const statements = preparedStatements(client, (reported, payload) => {
     const channel = listening.get(reported);
     if (channel !== undefined) post({ notify: channel, payload });
   });
-  /** Requests under way: while there are any, or a transaction is open, a named statement waits its turn through PGlite's locks. */
+  /** Requests under way: while there are others, or a transaction is open, a statement waits its turn through PGlite's locks. */
   let underWay = 0;
   let nextTransaction = 0;
-  // Callers ask for raw text of a few types (drizzle parses dates itself): one parser table per set.
-  const parserTables = new Map<string, ParserOptions>();
-  const parsersFor = (types: number[]) => {
-    const key = types.join(',');
-    let table = parserTables.get(key);
-    if (!table) parserTables.set(key, (table = Object.fromEntries(types.map((type) => [type, identity]))));
-    return table;
-  };
 
   const begin = () =>
     new Promise<number>((resolve, reject) => {
       const ended: Promise<void> = client
         .transaction(
-          (tx) =>
+          () =>
             new Promise<void>((commit, rollback) => {
               const id = ++nextTransaction;
-              transactions.set(id, { tx, end: (ok) => (ok ? commit() : rollback(ROLLBACK)), ended });
+              transactions.set(id, { end: (ok) => (ok ? commit() : rollback(ROLLBACK)), ended });
               resolve(id);
             }),
         )
@@ -64,25 +55,23 @@ function serve(client: PGlite): void {
       ended.catch(reject);
     });
 
+  // Alone, a statement runs at once: nearly always, since PGlite finishes every request within the
+  // same turn of this thread's event loop; while a transaction is open, only its own statements do.
+  const alone = () => underWay === 1 && transactions.size === 0;
+
   const handle = async (request: Request): Promise<unknown> => {
     switch (request.op) {
       case 'query': {
-        const on = request.tx === null ? client : transactions.get(request.tx)?.tx;
-        if (!on) throw new Error(`transaction ${request.tx} is not open`);
-        const result = await on.query(request.text, request.params, {
-          rowMode: request.rowMode,
-          ...(request.rawTypes.length ? { parsers: parsersFor(request.rawTypes) } : {}),
-        });
-        const reply: QueryResult = { rows: result.rows, fields: result.fields.map(({ name, dataTypeID }) => ({ name, dataTypeID })) };
-        if (result.affectedRows !== undefined) reply.affectedRows = result.affectedRows;
-        return reply;
+        if (request.tx !== null && !transactions.has(request.tx)) throw new Error(`transaction ${request.tx} is not open`);
+        const options = { rowMode: request.rowMode, rawTypes: request.rawTypes };
+        return request.tx !== null || alone()
+          ? statements.now(null, request.text, request.params, options)
+          : statements.queued(null, request.text, request.params, options);
       }
-      case 'prepared':
-        // Alone, it runs at once: most of them, since PGlite finishes every other request within the
-        // same turn of this thread's event loop, unless a transaction is open.
-        return underWay === 1 && transactions.size === 0
-          ? prepared.now(request.name, request.text, request.params)
-          : prepared.queued(request.name, request.text, request.params);
+      case 'prepared': {
+        const run = alone() ? statements.now : statements.queued;
+        return (await run(request.name, request.text, request.params)).rows;
+      }
       case 'begin':
         return begin();
       case 'end': {

@@ -1,6 +1,6 @@
 // Named (prepared) statements: the hot writes of runs go through them, so they must give the
 // same rows and errors as unnamed ones, on the embedded database (our own protocol path,
-// src/db/pglite-prepared.ts) and on PostgreSQL.
+// src/db/pglite-prepared.ts, which runs unnamed texts prepared too) and on PostgreSQL.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.js';
@@ -76,5 +76,19 @@ describe('a named statement', () => {
       }),
     ).rejects.toThrow('roll back');
     expect(await count).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('an unnamed statement', () => {
+  it('reports the rows a write affected, as drizzle reads them', async () => {
+    await database.query(`insert into accounts (username) values ('affected-a'), ('affected-b')`);
+    const result = (await database.db.execute(sql`update accounts set username = username || '-x' where username like 'affected-%'`)) as { affectedRows?: number; rowCount?: number };
+    expect(database.kind === 'pglite' ? result.affectedRows : result.rowCount).toBe(2);
+  });
+
+  it('runs right after more distinct texts than the embedded database keeps prepared (256)', async () => {
+    for (let i = 0; i < 300; i++) expect(await database.query(`select ${i} as n`)).toEqual([{ n: i }]);
+    expect(await database.query('select 0 as n')).toEqual([{ n: 0 }]);
+    expect(await database.query('select 299 as n')).toEqual([{ n: 299 }]);
   });
 });
