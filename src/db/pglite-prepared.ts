@@ -47,11 +47,22 @@ const BIND = 0x42, EXECUTE = 0x45, SYNC = 0x53; // frontend message codes
 const DATA_ROW = 0x44, COMMAND_COMPLETE = 0x43, ERROR = 0x45, NOTIFICATION = 0x41; // backend message codes
 const identity = (value: string) => value;
 
+/** Kept between statements; a buffer grown past this for one large statement is let go after it. */
+const KEPT_BYTES = 64 * 1024;
+
 /** A byte buffer grown as needed and reused from one statement to the next. */
 class Bytes {
   bytes = new Uint8Array(4096);
   view = new DataView(this.bytes.buffer);
   length = 0;
+
+  /** Empties it, and lets go of the memory of a large statement rather than hold it for the thread's life. */
+  clear(): void {
+    this.length = 0;
+    if (this.bytes.length <= KEPT_BYTES) return;
+    this.bytes = new Uint8Array(4096);
+    this.view = new DataView(this.bytes.buffer);
+  }
 
   ensure(more: number): void {
     if (this.length + more <= this.bytes.length) return;
@@ -105,10 +116,12 @@ export function preparedStatements(client: PGlite, onNotification: (channel: str
   async function exchange(message: Uint8Array): Promise<Uint8Array> {
     // PGlite's own words (src/db/unavailable.ts knows them), for a statement that meets it closing.
     if (!client.ready) throw new Error('PGlite is closed');
-    response.length = 0;
     // Without its sync to the filesystem (a no-op for a directory or memory) PGlite does all of it synchronously.
+    response.length = 0;
     const done = client.execProtocolRawStream(message, { syncToFs: false, onRawData: collect });
     const answer = response.filled().slice();
+    request.clear();
+    response.clear();
     await done;
     return answer;
   }
@@ -170,7 +183,7 @@ export function preparedStatements(client: PGlite, onNotification: (channel: str
 
   // Bind (text parameters, text results) to the unnamed portal, Execute it whole, Sync.
   function bindExecuteSync(statement: Statement, params: unknown[]): Uint8Array {
-    request.length = 0;
+    request.length = 0; // also after a serializer threw halfway through the last one
     request.byte(BIND);
     const lengthAt = request.length;
     request.int32(0);

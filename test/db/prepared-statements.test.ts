@@ -43,7 +43,19 @@ describe('a named statement', () => {
     await expect(database.query(failing, [0], 'test_divide')).rejects.toMatchObject({ code: '22012' });
     await expect(database.queryRelaxed('test_bad_syntax', 'selec 1', [])).rejects.toThrow(/syntax error/);
     expect(await database.query(failing, [1], 'test_divide')).toEqual([{ q: 1 }]);
+    // A parameter no serializer can write fails before anything is sent, and spoils nothing after it.
+    const at = 'select $1::timestamptz as at';
+    await expect(database.query(at, [new Date(Number.NaN)], 'test_unwritable')).rejects.toThrow(/invalid/i);
+    expect(await database.query(at, [new Date('2026-01-02T03:04:05Z')], 'test_unwritable')).toEqual([{ at: new Date('2026-01-02T03:04:05Z') }]);
     expect(await database.query('select 2 as two')).toEqual([{ two: 2 }]);
+  });
+
+  it('carries a parameter and a row of megabytes, and a small statement after them', async () => {
+    const large = 'ü€'.repeat(700_000); // 3.5 MB of UTF-8
+    const [row] = await database.query<{ n: number; echo: string }>('select octet_length($1::text) as n, $1::text as echo', [large], 'test_large');
+    expect(row!.n).toBe(3_500_000);
+    expect(row!.echo === large).toBe(true);
+    expect(await database.query('select $1::int + 1 as next', [1], 'test_small_after')).toEqual([{ next: 2 }]);
   });
 
   it('writes what it writes, and a statement without rows gives none', async () => {
