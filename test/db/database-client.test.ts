@@ -43,6 +43,40 @@ describe('a transaction', () => {
     expect(await usernames('tx-throw-')).toEqual([]);
   });
 
+  it('that meets a database error writes nothing, and the next statement runs as usual', async () => {
+    await database.db.insert(accounts).values({ username: 'tx-dberr-taken' });
+    const failed = await database.db
+      .transaction(async (tx) => {
+        await tx.insert(accounts).values({ username: 'tx-dberr-a' });
+        await tx.insert(accounts).values({ username: 'tx-dberr-taken' });
+      })
+      .catch((e: unknown) => e);
+    expect(sqlState(failed)).toBe('23505');
+    expect(await usernames('tx-dberr-')).toEqual(['tx-dberr-taken']);
+  });
+
+  it('keeps every answer its own among concurrent named, unnamed and transaction statements', async () => {
+    const work: Promise<unknown>[] = [];
+    const committed: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      work.push(database.query<{ v: number }>('select $1::int * 2 as v', [i], 'test_concurrent').then((rows) => expect(rows).toEqual([{ v: 2 * i }])));
+      work.push(database.query<{ v: string }>(`select $1::text || '-u' as v`, [`${i}`]).then((rows) => expect(rows).toEqual([{ v: `${i}-u` }])));
+      if (i % 30 === 0) {
+        const name = `tx-concurrent-${100 + i}`;
+        committed.push(name);
+        work.push(
+          database.db.transaction(async (tx) => {
+            await tx.insert(accounts).values({ username: name });
+            const mine = await tx.select({ username: accounts.username }).from(accounts).where(eq(accounts.username, name));
+            expect(mine).toEqual([{ username: name }]);
+          }),
+        );
+      }
+    }
+    await Promise.all(work);
+    expect(await usernames('tx-concurrent-')).toEqual(committed);
+  });
+
   it('rolls back a nested transaction alone', async () => {
     await database.db.transaction(async (tx) => {
       await tx.insert(accounts).values({ username: 'tx-nested-outer' });
