@@ -116,8 +116,8 @@ export function preparedStatements(client: PGlite, onNotification: (channel: str
   async function exchange(message: Uint8Array): Promise<Uint8Array> {
     // PGlite's own words (src/db/unavailable.ts knows them), for a statement that meets it closing.
     if (!client.ready) throw new Error('PGlite is closed');
-    // Without its sync to the filesystem (a no-op for a directory or memory) PGlite does all of it synchronously.
     response.length = 0;
+    // Without its sync to the filesystem (a no-op for a directory or memory) PGlite does all of it synchronously.
     const done = client.execProtocolRawStream(message, { syncToFs: false, onRawData: collect });
     const answer = response.filled().slice();
     request.clear();
@@ -158,6 +158,8 @@ export function preparedStatements(client: PGlite, onNotification: (channel: str
     return statement;
   }
 
+  // Two statements never prepare at once: the thread handles each request to its end (microtasks
+  // included) before it reads the next message, even two of one transaction sent side by side.
   async function statementFor(text: string): Promise<Statement> {
     const known = automatic.get(text);
     if (known) {

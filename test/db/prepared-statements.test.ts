@@ -98,6 +98,16 @@ describe('an unnamed statement', () => {
     expect(database.kind === 'pglite' ? result.affectedRows : result.rowCount).toBe(2);
   });
 
+  it('sent twice side by side in a transaction, is prepared once on the embedded database', async () => {
+    if (database.kind !== 'pglite') return; // PostgreSQL's driver prepares no unnamed statement
+    const text = `select $1::int + 7 as v -- side by side`;
+    const answers = await database.db.transaction(async (tx) =>
+      Promise.all([tx.execute(sql.raw(text.replace('$1', '1'))), tx.execute(sql.raw(text.replace('$1', '1')))]),
+    );
+    expect(answers.map((a) => (a as unknown as { rows: unknown[] }).rows)).toEqual([[{ v: 8 }], [{ v: 8 }]]);
+    expect(await database.query(`select count(*)::int as n from pg_prepared_statements where statement = $1`, [text.replace('$1', '1')])).toEqual([{ n: 1 }]);
+  });
+
   it('runs right after more distinct texts than the embedded database keeps prepared (256)', async () => {
     for (let i = 0; i < 300; i++) expect(await database.query(`select ${i} as n`)).toEqual([{ n: i }]);
     expect(await database.query('select 0 as n')).toEqual([{ n: 0 }]);
