@@ -149,7 +149,7 @@ function threadEntry(): URL {
   const root = path.resolve(sources, '../..');
   const built = path.join(root, 'dist/src/db/pglite-thread.js');
   const buildInfo = path.join(root, 'dist/tsconfig.tsbuildinfo');
-  const newestSource = Math.max(...['pglite-thread', 'pglite-thread-protocol', 'pglite-prepared', 'pglite-image'].map((file) => statSync(path.join(sources, `${file}.ts`)).mtimeMs));
+  const newestSource = Math.max(...['pglite-thread', 'pglite-thread-protocol', 'pglite-prepared', 'pglite-wire', 'pglite-image'].map((file) => statSync(path.join(sources, `${file}.ts`)).mtimeMs));
   if (!existsSync(built) || !existsSync(buildInfo) || statSync(buildInfo).mtimeMs < newestSource) {
     throw new Error('dist/src/db/pglite-thread.js is missing or older than its sources in src/db/: run `npm run build` first');
   }
