@@ -197,6 +197,9 @@ describe('background runs', () => {
   it('retention deletes old finished instances with their checkpoints and events, forgets old idempotency keys, and deletes raw usage rows, stored responses and audit entries past their periods', async () => {
     const now = new Date('2031-06-01T00:00:00Z');
     const daysAgo = (d: number) => new Date(now.getTime() - d * 86_400_000);
+    // The calls of the tests before (a cancelled one is metered as it settles) may still wait in the
+    // usage ledger's buffer: written now, or its interval's flush could land between the two jobs below.
+    await h.app.usageLedger.flush();
     const old = await pending('old', { status: 'completed', finished_at: daysAgo(31), created_at: daysAgo(31), idempotency_key: 'k-old' });
     const young = await pending('young', { status: 'failed', finished_at: daysAgo(29), created_at: daysAgo(29), idempotency_key: 'k-young' });
     const fresh = await pending('fresh', { status: 'pending', created_at: daysAgo(0.5), idempotency_key: 'k-fresh' });
