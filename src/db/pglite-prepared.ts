@@ -6,7 +6,7 @@
 // trip into the engine (Bind, Execute, Sync) reusing the plan, its messages written and its
 // answer read by src/db/pglite-wire.ts. Measured in-process (2026-11-28): a run's checkpoint 330-375 µs through
 // PGlite's path, 175-195 µs this way; a one-row SELECT by key through the database's thread
-// 470-510 µs as an unnamed `query`, 50-140 µs prepared.
+// 450-500 µs as an unnamed `query`, 140-160 µs prepared (alternated).
 import { parse, protocol, type PGlite, type messages as wire } from '@electric-sql/pglite';
 import type { QueryResult } from './pglite-thread-protocol.js';
 import { bindExecuteSync, Bytes, messagesOf, readAnswer, type Column } from './pglite-wire.js';
