@@ -3,11 +3,12 @@
 // pglite-thread.js (the embedded database's thread, which the database client finds beside
 // itself) and the chunks both import. A start spent ~550 ms of its main thread loading ~600
 // modules one file at a time (TypeBox alone is 266 files, undici 110, Ajv 88); a few bundled
-// files load in a fraction of that (docs/performance.md). Left out, and loaded from node_modules as before: packages that read
-// files beside their own code (PGlite's WebAssembly, Swagger UI's assets), the compilers that
-// src/http/lazy-schemas.ts takes from Fastify's own dependencies (one copy, not two), and what
-// only some configurations load (pg, prom-client, OpenTelemetry's API and SDK). The tests run the
-// sources; the tests that spawn the server run this bundle.
+// files load in a fraction of that (docs/performance.md). Left out, and loaded from
+// node_modules as before: packages that read files beside their own code (PGlite's WebAssembly,
+// Swagger UI's assets), the compilers that src/http/lazy-schemas.ts takes from Fastify's own
+// dependencies (one copy, not two), and what only some configurations load (pg, prom-client,
+// OpenTelemetry's API and SDK). The tests run the sources; the tests that spawn the server run
+// this bundle.
 //
 // Split at the sources' dynamic imports: what server.ts imports only when it needs it (the HTTP
 // stack, the PostgreSQL driver, metrics, tracing) goes into chunks of its own, loaded then. One

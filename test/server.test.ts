@@ -159,7 +159,7 @@ describe('behind a TLS-terminating proxy (TRUST_PROXY)', () => {
 
 describe('the process', () => {
   it('exits 0 on SIGTERM after closing cleanly', async () => {
-      expect(statSync(SERVER_ENTRY, { throwIfNoEntry: false }), 'run `npm run build` first (npm test does)').toBeDefined();
+    expect(statSync(SERVER_ENTRY, { throwIfNoEntry: false }), 'run `npm run build` first (npm test does)').toBeDefined();
     const dataDir = testConfig().dataDir;
     const child = spawn(process.execPath, [SERVER_ENTRY], {
       env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: process.env.TEST_DATABASE_URL ?? '', ADMIN_TOKEN: '', ENCRYPTION_KEY: '', ENCRYPTION_KEY_FILE: '' },
