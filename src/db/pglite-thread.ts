@@ -27,7 +27,11 @@ const ROLLBACK = Symbol('rollback');
 function serve(client: PGlite): void {
   const transactions = new Map<number, OpenTransaction>();
   const unlisten = new Map<string, () => Promise<void>>();
-  // The channels listened to, by the name PostgreSQL reports them under.
+  // The channels listened to, by the name PostgreSQL reports them under. A notification reaches
+  // the main thread one of two ways, never both: those PGlite's own statements commit (a
+  // transaction's COMMIT, which PGlite's `transaction()` sends) through its listeners, registered
+  // below; those a statement run here commits through src/db/pglite-prepared.ts, which reads them
+  // from the answer, past PGlite.
   const listening = new Map<string, string>();
   const statements = preparedStatements(client, (reported, payload) => {
     const channel = listening.get(reported);
@@ -55,23 +59,20 @@ function serve(client: PGlite): void {
       ended.catch(reject);
     });
 
-  // Alone, a statement runs at once: nearly always, since PGlite finishes every request within the
-  // same turn of this thread's event loop; while a transaction is open, only its own statements do.
-  const alone = () => underWay === 1 && transactions.size === 0;
+  // A statement runs at once when it is alone (nearly always, since PGlite finishes every request
+  // within the same turn of this thread's event loop) or one of the open transaction's, which holds
+  // PGlite's locks; any other waits for them.
+  const runner = (tx: number | null) => {
+    if (tx !== null && !transactions.has(tx)) throw new Error(`transaction ${tx} is not open`);
+    return tx !== null || (underWay === 1 && transactions.size === 0) ? statements.now : statements.queued;
+  };
 
   const handle = async (request: Request): Promise<unknown> => {
     switch (request.op) {
-      case 'query': {
-        if (request.tx !== null && !transactions.has(request.tx)) throw new Error(`transaction ${request.tx} is not open`);
-        const options = { rowMode: request.rowMode, rawTypes: request.rawTypes };
-        return request.tx !== null || alone()
-          ? statements.now(null, request.text, request.params, options)
-          : statements.queued(null, request.text, request.params, options);
-      }
-      case 'prepared': {
-        const run = alone() ? statements.now : statements.queued;
-        return (await run(request.name, request.text, request.params)).rows;
-      }
+      case 'query':
+        return runner(request.tx)(null, request.text, request.params, { rowMode: request.rowMode, rawTypes: request.rawTypes });
+      case 'prepared':
+        return (await runner(null)(request.name, request.text, request.params)).rows;
       case 'begin':
         return begin();
       case 'end': {

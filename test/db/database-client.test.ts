@@ -132,6 +132,29 @@ describe('notifications', () => {
     expect(heard[2]).toBe('b:two');
     await stopB();
   });
+
+  it('one sent inside a transaction arrives once, after the commit, and never from one rolled back', async () => {
+    const heard: string[] = [];
+    const stop = await database.listen('test_tx_channel', (payload) => heard.push(payload));
+    try {
+      await database.db
+        .transaction(async (tx) => {
+          await tx.execute(sql`select pg_notify('test_tx_channel', 'rolled back')`);
+          tx.rollback();
+        })
+        .catch(() => {});
+      await database.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_notify('test_tx_channel', 'committed')`);
+        expect(heard).toEqual([]);
+      });
+      await database.query(`select pg_notify('test_tx_channel', 'alone')`);
+      await expect.poll(() => heard).toEqual(['committed', 'alone']);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(heard).toEqual(['committed', 'alone']);
+    } finally {
+      await stop();
+    }
+  });
 });
 
 describe('a closed database', () => {
