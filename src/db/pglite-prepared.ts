@@ -4,9 +4,9 @@
 // statement is parsed and described once (under the caller's name, or under one of its own for
 // an unnamed text, kept while it is among the most recent), and each execution is one round
 // trip into the engine (Bind, Execute, Sync) reusing the plan, its messages written and its
-// answer read by src/db/pglite-wire.ts. Measured in-process (2026-11-28): a run's checkpoint 330-375 µs through
-// PGlite's path, 175-195 µs this way; a one-row SELECT by key through the database's thread
-// 450-500 µs as an unnamed `query`, 140-160 µs prepared (alternated).
+// answer read by src/db/pglite-wire.ts. Measured (2026-11-28): a run's checkpoint in-process
+// 330-375 µs through PGlite's path, 175-195 µs this way; a one-row SELECT by key through the
+// database's thread, alternated, 450-500 µs as an unnamed `query`, 140-160 µs prepared.
 import { parse, protocol, type PGlite, type messages as wire } from '@electric-sql/pglite';
 import type { QueryResult } from './pglite-thread-protocol.js';
 import { bindExecuteSync, Bytes, messagesOf, readAnswer, type Column } from './pglite-wire.js';
@@ -47,6 +47,7 @@ const identity = (value: string) => value;
 
 /** `onNotification` receives each NOTIFY the statements commit (PGlite's listeners see only its own queries'). */
 export function preparedStatements(client: PGlite, onNotification: (channel: string, payload: string) => void): PreparedStatements {
+  // Callers' names are a fixed few (the run engine's statements), so they are kept for good.
   const named = new Map<string, Statement>();
   /** Unnamed texts prepared, least recently used first. */
   const automatic = new Map<string, Statement>();
@@ -63,7 +64,6 @@ export function preparedStatements(client: PGlite, onNotification: (channel: str
     // Without its sync to the filesystem (a no-op for a directory or memory) PGlite does all of it synchronously.
     const done = client.execProtocolRawStream(message, { syncToFs: false, onRawData: collect });
     const answer = response.filled().slice();
-    request.clear();
     response.clear();
     await done;
     return answer;
@@ -122,7 +122,9 @@ export function preparedStatements(client: PGlite, onNotification: (channel: str
       const serialize = client.serializers[statement.types[i]!];
       return serialize ? serialize(value) : String(value);
     });
-    const answer = await exchange(bindExecuteSync(request, statement.name, values));
+    const answered = exchange(bindExecuteSync(request, statement.name, values));
+    request.clear(); // the engine has read it: an exchange runs before it returns its promise
+    const answer = await answered;
     const parsers = statement.fields.map(({ dataTypeID }) => (rawTypes.includes(dataTypeID) ? identity : client.parsers[dataTypeID]));
     return { ...readAnswer(answer, statement.fields, parsers, rowMode, onNotification), fields: statement.fields };
   }
