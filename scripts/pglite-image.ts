@@ -16,11 +16,18 @@ async function writeImage(folder: string, migrations: string): Promise<boolean> 
   const manifestFile = path.join(folder, IMAGE_MANIFEST);
   if (existsSync(manifestFile) && existsSync(path.join(folder, IMAGE_TARBALL))) {
     const old = JSON.parse(readFileSync(manifestFile, 'utf8')) as ImageManifest;
-    if (old.pglite === stamp.pglite && old.migrations === stamp.migrations) return false;
+    if (old.format === stamp.format && old.pglite === stamp.pglite && old.migrations === stamp.migrations) return false;
   }
   const client = new PGlite();
   try {
     await migrate(drizzle(client), { migrationsFolder: migrations });
+    // The service uses the `postgres` database alone and never creates another, so the two
+    // templates initdb makes (about 300 files each) are left out: a new DATA_DIR is written out
+    // file by file, and on some disks creating a file costs a millisecond (docs/performance.md).
+    for (const template of ['template0', 'template1']) {
+      await client.exec(`ALTER DATABASE ${template} IS_TEMPLATE false`);
+      await client.exec(`DROP DATABASE ${template}`); // alone: it may not run inside a transaction
+    }
     // Written out now, so that the image's WAL holds nothing to replay.
     await client.exec('CHECKPOINT');
     const tar = new Uint8Array(await (await client.dumpDataDir('none')).arrayBuffer());

@@ -15,8 +15,15 @@ import { gunzipSync } from 'node:zlib';
 export const IMAGE_TARBALL = 'pgdata.tar.gz';
 export const IMAGE_MANIFEST = 'image.json';
 
-/** What an image was made from; it is used only where both match. */
+/**
+ * What the image holds, raised when scripts/pglite-image.ts changes it. 2: the `postgres`
+ * database alone, without the template databases.
+ */
+const IMAGE_FORMAT = 2;
+
+/** What an image was made from; it is used only where every field matches. */
 export interface ImageStamp {
+  format: number;
   pglite: string;
   /** sha-256 of the migrations folder's SQL and journal files. */
   migrations: string;
@@ -49,7 +56,7 @@ function pgliteVersion(): string {
 }
 
 export function currentStamp(migrationsFolder: string): ImageStamp {
-  return { pglite: pgliteVersion(), migrations: migrationsDigest(migrationsFolder) };
+  return { format: IMAGE_FORMAT, pglite: pgliteVersion(), migrations: migrationsDigest(migrationsFolder) };
 }
 
 export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
@@ -65,6 +72,7 @@ export function readImage(folder: string, stamp: ImageStamp): { tar: Uint8Array 
   } catch (error) {
     return { skipped: `unreadable (${error instanceof Error ? error.message : String(error)})` };
   }
+  if (manifest.format !== stamp.format) return { skipped: `made in image format ${String(manifest.format ?? 1)}, this build reads ${stamp.format}` };
   if (manifest.pglite !== stamp.pglite) return { skipped: `made with PGlite ${String(manifest.pglite)}, this is ${stamp.pglite}` };
   if (manifest.migrations !== stamp.migrations) return { skipped: 'made for other migrations' };
   if (sha256(tarball) !== manifest.sha256) return { skipped: 'its checksum does not match' };
