@@ -1,10 +1,10 @@
 // A new embedded database made at build time: initdb and the migrations cost 3-4 s of CPU inside
-// PGlite, loading this image under 1 s. `npm run build` writes it to dist/pglite-image/ (the
-// data directory as PGlite's `dumpDataDir` tarball, and a manifest: scripts/pglite-image.ts); the thread
-// (src/db/pglite-thread.ts) creates a new data directory from it only when the manifest names
-// this PGlite version and these exact migrations, and the tarball its checksum; otherwise it
-// runs initdb and the migrations as before. Drizzle's own migration table is
-// in the image as drizzle wrote it, and the migrations are checked at every start all the same.
+// PGlite, loading this image under 1 s. `npm run build` writes it to dist/pglite-image/ (the data
+// directory as PGlite's `dumpDataDir` tarball, and a manifest: scripts/pglite-image.ts); the
+// thread (src/db/pglite-thread.ts) creates a new data directory from it only when the manifest
+// names this image format, this PGlite version and these exact migrations, and the tarball its
+// checksum; otherwise it runs initdb and the migrations as before. Drizzle's own migration table
+// is in the image as drizzle wrote it, and the migrations are checked at every start all the same.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

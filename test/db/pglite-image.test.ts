@@ -52,9 +52,9 @@ describe.skipIf(process.env.TEST_DATABASE_URL)('the embedded database image', ()
     const database = await open();
     expect(database.created).toEqual({ from: 'image' });
     expect(await applied(database)).toEqual(expected());
-    // A working database: a write and a read through the thread.
     // The `postgres` database alone: the templates are left out of the image (scripts/pglite-image.ts).
     expect(await database.query('select datname from pg_database')).toEqual([{ datname: 'postgres' }]);
+    // A working database: a write and a read through the thread.
     await database.query('create table image_check (n int)');
     await database.query('insert into image_check values (1)');
     expect(await database.query('select n from image_check')).toEqual([{ n: 1 }]);
@@ -69,7 +69,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL)('the embedded database image', ()
     expect(again.created).toBeNull();
   });
 
-  it('is ignored when made with another PGlite version, for other migrations, or when corrupt (its checksum differs)', () => {
+  it('is ignored when made in another image format, with another PGlite version, for other migrations, or when corrupt (its checksum differs)', () => {
     const stamp = currentStamp(migrationsFolder());
     expect(readImage(imageCopy((m) => (m.format = 1)), stamp)).toEqual({ skipped: `made in image format 1, this build reads ${stamp.format}` });
     expect(readImage(imageCopy((m) => (m.pglite = '0.0.1')), stamp)).toEqual({ skipped: `made with PGlite 0.0.1, this is ${stamp.pglite}` });
