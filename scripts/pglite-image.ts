@@ -1,23 +1,20 @@
 // `npm run build` runs this after compiling: the embedded database a new DATA_DIR starts from
 // (src/db/pglite-image.ts), made by initdb and the migrations in an in-memory PGlite, written to
-// dist/pglite-image/ or the folder given. Does nothing while the image there was made from the
-// same PGlite version and migrations.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// dist/pglite-image/ or the folder given. Does nothing while the image there is one the service
+// would use (src/db/pglite-image.ts's readImage: its format, PGlite version, migrations, checksum).
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import { migrationsFolder } from '../src/db/client.js';
-import { currentStamp, IMAGE_MANIFEST, IMAGE_TARBALL, imageFolder, sha256, type ImageManifest } from '../src/db/pglite-image.js';
+import { currentStamp, IMAGE_MANIFEST, IMAGE_TARBALL, imageFolder, readImage, sha256, type ImageManifest } from '../src/db/pglite-image.js';
 
 async function writeImage(folder: string, migrations: string): Promise<boolean> {
   const stamp = currentStamp(migrations);
-  const manifestFile = path.join(folder, IMAGE_MANIFEST);
-  if (existsSync(manifestFile) && existsSync(path.join(folder, IMAGE_TARBALL))) {
-    const old = JSON.parse(readFileSync(manifestFile, 'utf8')) as ImageManifest;
-    if (old.format === stamp.format && old.pglite === stamp.pglite && old.migrations === stamp.migrations) return false;
-  }
+  // Kept only if the service would use it: the same checks, so a corrupt or truncated one is made again too.
+  if ('tar' in readImage(folder, stamp)) return false;
   const client = new PGlite();
   try {
     await migrate(drizzle(client), { migrationsFolder: migrations });
@@ -35,7 +32,7 @@ async function writeImage(folder: string, migrations: string): Promise<boolean> 
     mkdirSync(folder, { recursive: true });
     writeFileSync(path.join(folder, IMAGE_TARBALL), tarball);
     // The manifest last: until it is written, the old one's checksum refuses the new tarball.
-    writeFileSync(manifestFile, `${JSON.stringify({ ...stamp, sha256: sha256(tarball) } satisfies ImageManifest, null, 2)}\n`);
+    writeFileSync(path.join(folder, IMAGE_MANIFEST), `${JSON.stringify({ ...stamp, sha256: sha256(tarball) } satisfies ImageManifest, null, 2)}\n`);
   } finally {
     await client.close();
   }
