@@ -70,6 +70,18 @@ describe.skipIf(process.env.TEST_DATABASE_URL)('opening the embedded database', 
     expect(order).toEqual(['opened', 'statement']);
   }, 60_000);
 
+  it("starts with a 32 MB buffer pool and PGlite's own start parameters, on a data directory and in memory", async () => {
+    const settings = async (client: RemotePglite) =>
+      (await client.query<{ name: string; setting: string }>("select name, current_setting(name) as setting from unnest(array['shared_buffers', 'search_path', 'max_worker_processes']) as name")).rows;
+    const expected = [
+      { name: 'shared_buffers', setting: '32MB' },
+      { name: 'search_path', setting: 'public' },
+      { name: 'max_worker_processes', setting: '0' },
+    ];
+    expect(await settings(open(path.join(tempDir('ladder-data-'), 'pgdata'), migrationsFolder()))).toEqual(expected);
+    expect(await settings(open(null, null))).toEqual(expected);
+  }, 60_000);
+
   it('applies a migration newer than the database at open, and opens an up-to-date database as it is', async () => {
     const dir = path.join(tempDir('ladder-data-'), 'pgdata');
     const first = open(dir, migrationsFolder());
