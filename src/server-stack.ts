@@ -3,6 +3,7 @@
 // database's thread spends opening in parallel on the other core.
 export { default as Fastify } from 'fastify';
 export { default as app } from './app.js';
+export { loadSchemaCompilers } from './http/lazy-schemas.js';
 export { fastifyOptions, requestReceiptOptions } from './server-options.js';
 export { answerOnlyInEnvelope } from './transport/envelope-only.js';
 export { createHttpsOnlyServer, httpsRequired } from './transport/https-only.js';

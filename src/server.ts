@@ -55,7 +55,7 @@ export function startEarly(config: Config): StartedEarly {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const { Fastify, app, fastifyOptions, requestReceiptOptions, answerOnlyInEnvelope, createHttpsOnlyServer, httpsRequired } = await import('./server-stack.js');
+  const { Fastify, app, fastifyOptions, requestReceiptOptions, answerOnlyInEnvelope, createHttpsOnlyServer, httpsRequired, loadSchemaCompilers } = await import('./server-stack.js');
   const tls = await (options.started?.tls ?? (config.trustProxy ? null : loadTlsMaterial(config)));
   let handshakes: HandshakeGuard | null = null;
   // Fastify types its server as http.Server; an https.Server serves the same requests.
@@ -86,6 +86,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // Fastify cannot tell that our server factory speaks TLS; say it right in its own log line.
     listenTextResolver: (address) => `Server listening at ${tls ? address.replace(/^http:/, 'https:') : address}`,
   });
+  // The schema compilers are needed neither to listen nor to answer the health probes, which
+  // orchestrators send as soon as the port opens: loaded a second later, before the first request
+  // in the usual case (a request that comes sooner loads them itself).
+  const compilers = setTimeout(loadSchemaCompilers, 1_000).unref();
 
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -95,6 +99,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // metrics: the local plain-HTTP listener (METRICS_PORT), closed before the app
   const metrics = config.metrics.port === null ? null : await startMetricsListener(fastify, config.metrics.port);
   const close = async () => {
+    clearTimeout(compilers);
     await metrics?.close();
     await fastify.close();
   };

@@ -18,9 +18,19 @@ interface RouteSchema {
 type Builder = (externalSchemas: unknown, options: unknown) => (route: RouteSchema) => Validate;
 
 // The default compilers, resolved from Fastify's own dependencies: the versions it would use.
+// Loaded when first needed, or by `loadSchemaCompilers` once the server listens: loading them
+// (Ajv above all) took 110-200 ms of the main thread's start on a slow machine.
 const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
-const defaultValidators = (fromFastify('@fastify/ajv-compiler') as () => Builder)();
-const defaultSerializers = (fromFastify('@fastify/fast-json-stringify-compiler') as () => Builder)();
+let validators: Builder | null = null;
+let serializers: Builder | null = null;
+const defaultValidators = () => (validators ??= (fromFastify('@fastify/ajv-compiler') as () => Builder)());
+const defaultSerializers = () => (serializers ??= (fromFastify('@fastify/fast-json-stringify-compiler') as () => Builder)());
+
+/** Loads the compilers now (the server calls it right after it starts listening), so that the first request need not. */
+export function loadSchemaCompilers(): void {
+  defaultValidators();
+  defaultSerializers();
+}
 
 /**
  * Fastify lower-cases the property names of a `headers` schema (Node lower-cases the headers)
@@ -77,12 +87,12 @@ export function createLazyCompilers(): LazyCompilers {
         let compile: ReturnType<Builder> | null = null;
         return (route) => {
           const def = route.httpPart === 'headers' ? Object.assign({}, route, { schema: lowerCaseHeaders(route.schema) }) : route;
-          return lazy(() => (compile ??= defaultValidators(externalSchemas, options))(def));
+          return lazy(() => (compile ??= defaultValidators()(externalSchemas, options))(def));
         };
       }) satisfies Builder as unknown as Factories['buildValidator'],
       buildSerializer: ((externalSchemas, options) => {
         let compile: ReturnType<Builder> | null = null;
-        return (route) => lazy(() => (compile ??= defaultSerializers(externalSchemas, options))(route));
+        return (route) => lazy(() => (compile ??= defaultSerializers()(externalSchemas, options))(route));
       }) satisfies Builder as unknown as Factories['buildSerializer'],
     },
     compilePending() {
