@@ -26,7 +26,7 @@ let serializers: Builder | null = null;
 const defaultValidators = () => (validators ??= (fromFastify('@fastify/ajv-compiler') as () => Builder)());
 const defaultSerializers = () => (serializers ??= (fromFastify('@fastify/fast-json-stringify-compiler') as () => Builder)());
 
-/** Loads the compilers now (the server calls it right after it starts listening), so that the first request need not. */
+/** Loads the compilers now (the server calls it a second after it starts listening), so that the first request need not. */
 export function loadSchemaCompilers(): void {
   defaultValidators();
   defaultSerializers();
