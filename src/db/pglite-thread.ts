@@ -14,6 +14,11 @@ import { preparedStatements } from './pglite-prepared.js';
 import { serializeError, type Created, type OpenOptions, type Reply, type Request } from './pglite-thread-protocol.js';
 
 const port = parentPort!;
+// Held for the thread's life (the main thread ends it with `terminate()`). Whenever a thread's
+// event loop runs out of referenced handles, Node waits until every pending task of V8's
+// process-wide worker pool has run; at start that pool is busy optimising PGlite's WebAssembly,
+// and the thread waited there 150-400 ms before it read its first request.
+port.ref();
 const post = (reply: Reply) => port.postMessage(reply);
 
 /** An open transaction (its statements run in PGlite's one session while it holds the locks): how to end it (true commits). */
