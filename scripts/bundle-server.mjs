@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Bundles the server into dist/server/: server.js (what `npm start` and the Docker image run),
-// pglite-thread.js (the embedded database's thread, which the database client finds beside
-// itself) and the chunks both import. A start spent ~550 ms of its main thread loading ~600
-// modules one file at a time (TypeBox alone is 266 files, undici 110, Ajv 88); a few bundled
+// pglite-thread-entry.js (where the embedded database's thread starts; the database client finds
+// it beside itself) and the chunks both import. A start spent ~550 ms of its main thread loading
+// ~600 modules one file at a time (TypeBox alone is 266 files, undici 110, Ajv 88); a few bundled
 // files load in a fraction of that (docs/performance.md). Left out, and loaded from
 // node_modules as before: packages that read files beside their own code (PGlite's WebAssembly,
 // Swagger UI's assets), the compilers that src/http/lazy-schemas.ts takes from Fastify's own
@@ -23,11 +23,23 @@ import { build } from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 const outdir = path.join(root, 'dist', 'server');
+
+// drizzle-orm's PGlite driver imports PGlite's whole package for two names; in the bundle it gets
+// them from src/db/drizzle-pglite-imports.ts, so that only the database's thread loads PGlite.
+const drizzlePgliteImports = {
+  name: 'drizzle-pglite-imports',
+  setup(bundler) {
+    bundler.onResolve({ filter: /^@electric-sql\/pglite$/ }, ({ importer }) =>
+      /[\\/]drizzle-orm[\\/]pglite[\\/]/.test(importer) ? { path: path.join(root, 'src', 'db', 'drizzle-pglite-imports.ts') } : undefined,
+    );
+  },
+};
+
 // Chunks are named by their content: an earlier build's would stay beside the new ones.
 rmSync(outdir, { recursive: true, force: true });
 
 await build({
-  entryPoints: { server: path.join(root, 'src', 'server.ts'), 'pglite-thread': path.join(root, 'src', 'db', 'pglite-thread.ts') },
+  entryPoints: { server: path.join(root, 'src', 'server.ts'), 'pglite-thread-entry': path.join(root, 'src', 'db', 'pglite-thread-entry.ts') },
   outdir,
   bundle: true,
   platform: 'node',
@@ -38,6 +50,7 @@ await build({
   sourcemap: 'linked',
   sourcesContent: false,
   logLevel: 'warning',
+  plugins: [drizzlePgliteImports],
   external: [
     '@electric-sql/pglite',
     '@fastify/swagger-ui',

@@ -144,14 +144,14 @@ export function openRemotePglite(options: OpenOptions): RemotePglite {
  */
 function threadEntry(): URL {
   const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.js')) return new URL('./pglite-thread.js', import.meta.url);
+  if (here.endsWith('.js')) return new URL('./pglite-thread-entry.js', import.meta.url);
   const sources = path.dirname(here);
   const root = path.resolve(sources, '../..');
-  const built = path.join(root, 'dist/src/db/pglite-thread.js');
+  const built = path.join(root, 'dist/src/db/pglite-thread-entry.js');
   const buildInfo = path.join(root, 'dist/tsconfig.tsbuildinfo');
-  const newestSource = Math.max(...['pglite-thread', 'pglite-thread-protocol', 'pglite-prepared', 'pglite-wire', 'pglite-image'].map((file) => statSync(path.join(sources, `${file}.ts`)).mtimeMs));
+  const newestSource = Math.max(...['pglite-thread-entry', 'pglite-thread', 'pglite-thread-protocol', 'pglite-prepared', 'pglite-wire', 'pglite-image'].map((file) => statSync(path.join(sources, `${file}.ts`)).mtimeMs));
   if (!existsSync(built) || !existsSync(buildInfo) || statSync(buildInfo).mtimeMs < newestSource) {
-    throw new Error('dist/src/db/pglite-thread.js is missing or older than its sources in src/db/: run `npm run build` first');
+    throw new Error('dist/src/db/pglite-thread-entry.js is missing or older than its sources in src/db/: run `npm run build` first');
   }
   return pathToFileURL(built);
 }
