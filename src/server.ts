@@ -80,6 +80,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const database = options.database ? { database: options.database } : options.started ? { opening: options.started.database } : {};
   await fastify.register(app, { config, ...database, clock: options.clock });
+  // A server's first listen() loads Node's cluster module (with child_process and dgram): 10-20 ms
+  // on a slow machine, after the embedded database has opened. Asked for now, it loads while
+  // listen() waits for the database, which at a start is nearly always still opening.
+  void import('node:cluster');
   await fastify.listen({
     port: config.port,
     host: config.host,
