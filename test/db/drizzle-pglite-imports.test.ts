@@ -9,8 +9,8 @@ import { PGlite, types } from '../../src/db/drizzle-pglite-imports.js';
 
 const bundle = path.resolve('dist/server');
 
-/** Every module the bundled entry loads on the main thread, by static or dynamic import, and what each imports from outside the bundle. */
-function mainThreadImports(): { files: Set<string>; packages: Set<string> } {
+/** Every module a bundled entry loads, by static or dynamic import, and what each imports from outside the bundle. */
+function importsOf(entry: string): { files: Set<string>; packages: Set<string> } {
   const files = new Set<string>();
   const packages = new Set<string>();
   const visit = (file: string) => {
@@ -24,7 +24,7 @@ function mainThreadImports(): { files: Set<string>; packages: Set<string> } {
       else packages.add(specifier);
     }
   };
-  visit('server.js');
+  visit(entry);
   return { files, packages };
 }
 
@@ -39,15 +39,16 @@ describe("drizzle's PGlite driver in the bundle", () => {
   });
 
   it('leaves PGlite to the database thread: nothing the main thread loads imports it', () => {
-    const { files, packages } = mainThreadImports();
+    const { files, packages } = importsOf('server.js');
     // The walk sees the chunks: the entry, the HTTP stack and drizzle's driver among them.
     expect(files.size).toBeGreaterThan(10);
     expect([...files].some((file) => readFileSync(path.join(bundle, file), 'utf8').includes('drizzle-orm/pglite was asked'))).toBe(true);
     expect(packages.has('pg')).toBe(true);
     expect(packages.has('@electric-sql/pglite')).toBe(false);
     expect(files.has('pglite-thread-entry.js')).toBe(false);
-    // The thread's own entry does load it, through the thread's module.
+    // The thread's entry turns source maps off, then loads PGlite through the thread's module.
     const thread = readFileSync(path.join(bundle, 'pglite-thread-entry.js'), 'utf8');
     expect(thread).toContain('process.setSourceMapsEnabled(false)');
+    expect(importsOf('pglite-thread-entry.js').packages.has('@electric-sql/pglite')).toBe(true);
   });
 });
