@@ -10,8 +10,9 @@
 // what stalls every other request (the embedded database runs on a thread of its own); and the
 // journal's checkpoint writes per run, a count that load does not move.
 // The service runs in this process (startServer), so the bench can insert pending rows into
-// the embedded database it holds. BENCH_RUNS (default 30), BENCH_INSTANCES (default 2000);
-// WORKER_CONCURRENCY, when set, replaces the default for the throughput figure; BENCH_SMOKE=1
+// the embedded database it holds. BENCH_RUNS (default 30, timed in three rounds of the three
+// modes in turn, after BENCH_WARMUP runs of every mode and shape, default 20), BENCH_INSTANCES
+// (default 2000); WORKER_CONCURRENCY, when set, replaces the default for the throughput figure; BENCH_SMOKE=1
 // runs a few of each (CI). The last line is the JSON report (bench/report.ts).
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,7 +33,9 @@ import { cpuTimeUs } from './service-process.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const RUNS = Number(process.env.BENCH_RUNS ?? (SMOKE ? 3 : 30));
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? (SMOKE ? 100 : 2000));
-const WARMUP = SMOKE ? 1 : 3;
+/** Runs of every mode and shape before any is timed (BENCH_WARMUP), and the rounds the timed runs are taken in. */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? (SMOKE ? 1 : 20));
+const ROUNDS = SMOKE ? 1 : 3;
 /** Calls side by side in a fan-out step: the run's cap must let them all go at once. */
 const FAN_OUT = 31;
 
@@ -50,6 +53,8 @@ const fanOut: LadderConfig = {
   ],
 };
 const shapes = { sequential, fanout: fanOut } as const;
+type Shape = keyof typeof shapes;
+const SHAPES = Object.keys(shapes) as Shape[];
 const single: LadderConfig = {
   name: 'One call',
   exit: 'a',
@@ -90,7 +95,7 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
   const lines: string[] = [];
   try {
     server = await startServer(config, { logStream: { write: () => true } as never });
-    const { app } = server;
+    const { app, url: serviceUrl } = server;
     const db = app.database;
     // The journal's checkpoint writes, counted on the service's own client: a count, steady under load.
     let journalWrites = 0;
@@ -101,13 +106,13 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
     };
     const admin = { authorization: `Bearer ${adminToken}` };
     const username = `bench-${randomBytes(3).toString('hex')}`;
-    const account = (await call(tls, `${server.url}/v1/admin/accounts`, admin, { username })) as { id: string };
-    const { key } = (await call(tls, `${server.url}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string };
+    const account = (await call(tls, `${serviceUrl}/v1/admin/accounts`, admin, { username })) as { id: string };
+    const { key } = (await call(tls, `${serviceUrl}/v1/admin/accounts/${username}/api-keys`, admin, {})) as { key: string };
     const auth = { authorization: `Bearer ${key}` };
-    await call(tls, `${server.url}/v1/providers`, auth, { provider: 'openai', api_key: 'sk-bench-upstream-key' });
+    await call(tls, `${serviceUrl}/v1/providers`, auth, { provider: 'openai', api_key: 'sk-bench-upstream-key' });
     const ladders: Record<string, string> = {};
     for (const [slug, ladder] of [['sequential', sequential], ['fanout', fanOut], ['single', single]] as const) {
-      ladders[slug] = ((await call(tls, `${server.url}/v1/${username}/${slug}`, auth, { config: ladder }, 'PUT')) as { id: string }).id;
+      ladders[slug] = ((await call(tls, `${serviceUrl}/v1/${username}/${slug}`, auth, { config: ladder }, 'PUT')) as { id: string }).id;
     }
     const insert = async (slug: string, input: string) => {
       const [row] = await db.query<{ id: string }>(
@@ -151,52 +156,67 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
     const connections = await app.connections.forRouting(account.id);
     const perCall = (ms: number[]) => mean(ms) / 32;
     const limits = { maxNodesPerStep: 32, maxModelCallsPerRun: 500, maxRecursionDepth: 10, maxRunMs: 60_000, maxConcurrentCalls: FAN_OUT + 1, maxSpendNanos: 50_000_000_000 };
+    /** One run of each mode: the interpreter's time in ms, and the instance ids of the other two. */
+    const runs = {
+      bare: async (shape: Shape, input: string) => {
+        const started = performance.now();
+        await runLadder({
+          config: shapes[shape], model: 'gpt-4o-mini', input, knobs: {}, limits,
+          call: (req, signal) => app.providerRouter.call(req, connections, signal),
+        });
+        return performance.now() - started;
+      },
+      sync: async (shape: Shape, input: string) => {
+        const answer = await call(tls, `${serviceUrl}/v1/${username}/${shape}/chat/completions`, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: input }] });
+        return String(answer.id).slice('ldr-'.length); // the completion's id is `ldr-<instance id>`
+      },
+      async: async (shape: Shape, input: string) => {
+        const id = await insert(shape, input);
+        await app.runNotices.pendingCreated();
+        await untilDone([id]);
+        return id;
+      },
+    };
+    // Every mode of both shapes first: timed cold, the first mode read up to 3x slower than the
+    // others (V8 still optimising the interpreter, the router and undici), which flattered
+    // what the database adds over it.
+    for (let i = 0; i < WARMUP; i++) {
+      for (const shape of SHAPES) {
+        await runs.bare(shape, `warm-up ${shape} ${i}`);
+        await runs.sync(shape, `warm-up ${shape} ${i}`);
+        await runs.async(shape, `warm-up ${shape} ${i}`);
+      }
+    }
     lines.push(`${label}: 32-call ladders, ${RUNS} runs each, mean per model call:`);
-    for (const [shape, config] of Object.entries(shapes)) {
+    for (const shape of SHAPES) {
       // CPU time of this process (service and load alike) per call: steadier than latency on a shared machine.
       const cpu = { bare: 0, sync: 0, async: 0 };
       const writes = { sync: 0, async: 0 };
       const main = { bare: 0, sync: 0, async: 0 };
       const mainCpuMs = () => (cpuTimeUs(process.pid, true) ?? Number.NaN) / 1000;
-      let mainStart = mainCpuMs();
       const cpuMs = (since: NodeJS.CpuUsage) => {
         const used = process.cpuUsage(since);
         return (used.user + used.system) / 1000;
       };
       const bare: number[] = [];
-      let cpuStart = process.cpuUsage();
-      for (let i = 0; i < RUNS + WARMUP; i++) {
-        if (i === WARMUP) [cpuStart, mainStart] = [process.cpuUsage(), mainCpuMs()];
-        const started = performance.now();
-        await runLadder({
-          config, model: 'gpt-4o-mini', input: `bare ${shape} ${i}`, knobs: {}, limits,
-          call: (req, signal) => app.providerRouter.call(req, connections, signal),
-        });
-        if (i >= WARMUP) bare.push(performance.now() - started);
-      }
-      cpu.bare = cpuMs(cpuStart);
-      main.bare = mainCpuMs() - mainStart;
       const syncIds: string[] = [];
-      for (let i = 0; i < RUNS + WARMUP; i++) {
-        if (i === WARMUP) [cpuStart, mainStart, writes.sync] = [process.cpuUsage(), mainCpuMs(), journalWrites];
-        const answer = await call(tls, `${server.url}/v1/${username}/${shape}/chat/completions`, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `sync ${shape} ${i}` }] });
-        // The completion's id is `ldr-<instance id>`.
-        if (i >= WARMUP) syncIds.push(String(answer.id).slice('ldr-'.length));
-      }
-      cpu.sync = cpuMs(cpuStart);
-      main.sync = mainCpuMs() - mainStart;
-      writes.sync = (journalWrites - writes.sync) / RUNS;
       const asyncIds: string[] = [];
-      for (let i = 0; i < RUNS + WARMUP; i++) {
-        if (i === WARMUP) [cpuStart, mainStart, writes.async] = [process.cpuUsage(), mainCpuMs(), journalWrites];
-        const id = await insert(shape, `async ${shape} ${i}`);
-        await app.runNotices.pendingCreated();
-        await untilDone([id]);
-        if (i >= WARMUP) asyncIds.push(id);
+      /** Runs `count` runs of one mode, adding their CPU time and checkpoint writes to its figures. */
+      const block = async (mode: keyof typeof cpu, count: number, run: (i: number) => Promise<void>) => {
+        const [cpuStart, mainStart, writesStart] = [process.cpuUsage(), mainCpuMs(), journalWrites];
+        for (let i = 0; i < count; i++) await run(i);
+        cpu[mode] += cpuMs(cpuStart);
+        main[mode] += mainCpuMs() - mainStart;
+        if (mode !== 'bare') writes[mode] += (journalWrites - writesStart) / RUNS;
+      };
+      // The modes take turns in rounds, so that the machine's drift weighs on each alike.
+      for (let round = 0, done = 0; round < ROUNDS; round++) {
+        const count = Math.min(Math.ceil(RUNS / ROUNDS), RUNS - done);
+        await block('bare', count, async (i) => void bare.push(await runs.bare(shape, `bare ${shape} ${done + i}`)));
+        await block('sync', count, async (i) => void syncIds.push(await runs.sync(shape, `sync ${shape} ${done + i}`)));
+        await block('async', count, async (i) => void asyncIds.push(await runs.async(shape, `async ${shape} ${done + i}`)));
+        done += count;
       }
-      cpu.async = cpuMs(cpuStart);
-      main.async = mainCpuMs() - mainStart;
-      writes.async = (journalWrites - writes.async) / RUNS;
       const cpuPerCall = (ms: number) => ms / RUNS / 32;
       const syncMs = (await timings(syncIds)).map((r) => Number(r.run_ms));
       const asyncMs = (await timings(asyncIds)).map((r) => Number(r.run_ms));
