@@ -1,6 +1,7 @@
 // The lines an operator reads first, after Fastify's "Server listening at <url>": which
 // database is in use, where the certificate and encryption key are, whether the admin API is on.
 import path from 'node:path';
+import { parse } from 'pg-connection-string';
 import type { Config } from './config.js';
 import { describeEncryptionKey, type TlsMaterial } from './crypto/data-dir-secrets.js';
 
@@ -15,9 +16,26 @@ export function startupReport(config: Config, tls: TlsMaterial | null): string[]
 
 function describeDatabase(config: Config): string {
   if (!config.databaseUrl) return `embedded PostgreSQL (PGlite) in ${path.resolve(config.dataDir, 'pgdata')}`;
-  // Never the user name or password.
-  const url = new URL(config.databaseUrl);
-  return `PostgreSQL at ${url.host}${url.pathname} (DATABASE_URL)`;
+  return `${describePostgres(config.databaseUrl)} (DATABASE_URL)`;
+}
+
+/**
+ * Where a connection string points, read as node-postgres reads it (a WHATWG URL refuses some it
+ * accepts, such as a Unix socket's `postgres://user@/db?host=/run/postgresql`); never its user
+ * name or password. One the parser refuses is reported as such: the connection will say why.
+ */
+function describePostgres(databaseUrl: string): string {
+  let target: ReturnType<typeof parse>;
+  try {
+    target = parse(databaseUrl);
+  } catch {
+    return 'PostgreSQL (a connection string its driver cannot read)';
+  }
+  // The driver's own defaults where the string names no host.
+  const host = target.host || process.env.PGHOST || 'localhost';
+  const database = target.database ? `, database ${target.database}` : '';
+  if (host.startsWith('/')) return `PostgreSQL through the Unix socket in ${host}${database}`;
+  return `PostgreSQL at ${host.includes(':') ? `[${host}]` : host}${target.port ? `:${target.port}` : ''}/${target.database ?? ''}`;
 }
 
 function describeTls(config: Config, tls: TlsMaterial): string {

@@ -7,6 +7,7 @@ import nodeModule from 'node:module';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server.js';
 import { adminHeaders, ADMIN_TOKEN, testConfig } from './helpers/build.js';
@@ -244,6 +245,26 @@ describe('the process', () => {
 
   // Node 22.1 and later: the compiled code goes to Node's compile cache (its default place,
   // under the OS temp directory, here TMPDIR), the next start reads it back; Node 20 has none.
+  // node-postgres names a Unix socket in a form that is no WHATWG URL (`postgres://user@/db?host=`);
+  // the start-up report once read DATABASE_URL as one, and such a start failed with "Invalid URL".
+  it('starts on a DATABASE_URL that reaches PostgreSQL through its Unix socket', async (context) => {
+    if (!process.env.TEST_DATABASE_URL) return context.skip('runs on PostgreSQL (TEST_DATABASE_URL)');
+    const tcp = new URL(process.env.TEST_DATABASE_URL);
+    const port = tcp.port || '5432';
+    const database = tcp.pathname.slice(1);
+    const socketUrl = `postgres://${tcp.username}${tcp.password ? `:${tcp.password}` : ''}@/${database}?host=${SOCKET_DIR}&port=${port}`;
+    if (!(await reachable(socketUrl))) return context.skip(`no PostgreSQL socket this test may use in ${SOCKET_DIR}`);
+    const server = await spawnServer({ DATABASE_URL: socketUrl, LOG_LEVEL: 'info' });
+    try {
+      await server.url();
+      expect(await getJson(server, '/readyz', {})).toEqual({ status: 200, body: { status: 'ready' } });
+      expect(server.output()).toContain(`"msg":"database: PostgreSQL through the Unix socket in ${SOCKET_DIR}, database ${database} (DATABASE_URL)"`);
+    } finally {
+      await server.stop();
+    }
+    expect(server.child.exitCode).toBe(0);
+  }, 90_000);
+
   it('keeps compiled code in Node\'s compile cache where Node has one, and nothing where it has not', async () => {
     const temp = mkdtempSync(path.join(tmpdir(), 'ladder-compile-cache-'));
     const cache = path.join(temp, 'node-compile-cache');
@@ -267,3 +288,19 @@ describe('the process', () => {
     }
   }, 90_000);
 });
+
+/** Where Debian's PostgreSQL listens on its Unix socket. */
+const SOCKET_DIR = '/var/run/postgresql';
+
+/** Whether `url` connects (the server may not accept a socket's user, or have no socket there). */
+async function reachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
