@@ -149,6 +149,9 @@ export function createRunExecutor(deps: RunExecutorDeps) {
         // A synchronous run's checkpoints were written while it went on: all must be in before its outcome.
         if (held.kind === 'sync') await journal.settle();
         const finishedAt = await journal.finish({ status: 'completed', answer: result.answer, progress: result }, result.trace);
+        // A background run's last checkpoints go with its outcome: when that found the run no
+        // longer ours, whoever holds it now replays what was stored and records the outcome.
+        if (!finishedAt && held.kind === 'async') return { outcome: 'abandoned', error: new LadderRunError(leaseLost(), result), released: false };
         return { outcome: 'finished', result, finishedAt: finishedAt ?? new Date() };
       } catch (caught) {
         const error = caught instanceof LadderRunError ? caught : new LadderRunError(caught instanceof ApiError ? caught : internalError(), emptyProgress());

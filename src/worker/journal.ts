@@ -5,13 +5,16 @@
 // writes events also announces them, which wakes the streams watching: the run's end always
 // (EVENTS_NOTICE_CTE), its calls and steps only while a live stream watches (WATCHED_EVENTS_NOTICE_CTE).
 //
-// Group commit: checkpoints of calls that finish while a write is under way (a fan-out step)
-// wait for it and then go out together, in one statement. A background run's call waits for
-// its checkpoint before the run uses the output, so a resumed run never pays for it again. A
-// synchronous run is never resumed (its process gone, it fails: see claim.ts), so its
-// checkpoints are pipelined: the run goes on while they are written, they are gathered for up to
-// CHECKPOINT_BATCH_MS into one statement (a run of fast calls made one statement per call), and
-// `settle()` (or the outcome itself) writes what is left before the outcome is recorded.
+// Group commit: a finished call's checkpoint is queued and the run goes on; queued checkpoints
+// go out together, in one statement, after at most CHECKPOINT_BATCH_MS (calls finishing close
+// together: a fan-out step), or sooner when the run needs them stored:
+// - a background run makes no model call before every finished call of it is stored
+//   (`beforeCall()`), so a run resumed elsewhere never pays for one twice; the vendor call waits
+//   for the write, the local work before it (the next prompt) does not;
+// - the outcome takes what is still queued into its own statement: a run's last checkpoints
+//   (a one-call run's only one) cost no statement of their own.
+// A synchronous run is never resumed (its process gone, it fails: see claim.ts), so its calls do
+// not wait: `settle()` writes what is left before its outcome is recorded and its client answered.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
 import type { CallDetail, NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
@@ -27,9 +30,9 @@ import { leaseLost } from './errors.js';
 export const EVENT_EXCERPT_CHARS = 500;
 /** Events that no checkpoint carries are sent after at most this delay. */
 const EVENT_FLUSH_MS = 50;
-/** A pipelined run waits for its checkpoints once this many are queued (a database slower than its calls). */
+/** A run waits for its checkpoints once this many are queued (a database slower than its calls). */
 const MAX_QUEUED_CHECKPOINTS = 64;
-/** A pipelined run's checkpoints (and events) are gathered this long into one write. */
+/** Checkpoints (and events) are gathered at most this long into one write. */
 const CHECKPOINT_BATCH_MS = 10;
 
 export interface HeldRun {
@@ -85,6 +88,12 @@ WITH held AS (
     finished_at = now(), claimed_by = NULL, lease_expires_at = NULL
   WHERE id = $1 AND fence = $2 AND status = 'running'
   RETURNING id, finished_at, account_id, status
+), calls AS (
+  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms, prompt_hash, reused_from, saved_nanos)
+  SELECT held.id, c.call_key, c.output, c.usage, c.cost_nanos, c.provider, c.latency_ms, c.prompt_hash, c.reused_from, c.saved_nanos
+  FROM held, jsonb_to_recordset($12::text::jsonb)
+    AS c(call_key text, output text, usage jsonb, cost_nanos bigint, provider text, latency_ms int, prompt_hash text, reused_from text, saved_nanos bigint)
+  ON CONFLICT DO NOTHING
 ), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($11::text::jsonb) AS e(seq int, type text, data jsonb)
@@ -130,7 +139,7 @@ export class InstanceJournal implements RunJournal {
   /** Checkpoints waiting for the next write, and that write (which takes every one queued when it starts). */
   private queued: Checkpoint[] = [];
   private queuedWrite: Promise<void> | null = null;
-  /** A pipelined run's gathering window, until its queued checkpoints are written. */
+  /** The gathering window, until the queued checkpoints are written. */
   private batchTimer: NodeJS.Timeout | null = null;
   readonly recorded?: (key: string) => Promise<RecordedCall | undefined>;
 
@@ -142,7 +151,7 @@ export class InstanceJournal implements RunJournal {
       stepsTotal: number;
       recorded: RecordedCalls | null;
       onLost: (error: unknown) => void;
-      /** The run goes on while its checkpoints are written (synchronous runs, which are never resumed). */
+      /** Its calls never wait for checkpoints (a synchronous run, which is never resumed): `beforeCall()` is a no-op. */
       pipelined?: boolean;
     },
   ) {
@@ -180,7 +189,7 @@ export class InstanceJournal implements RunJournal {
     this.event('node.failed', Object.assign(nodeData(place), { latency_ms: detail.latencyMs, prompt_excerpt: excerpt(detail.prompt), error: detail.error }));
   }
 
-  /** The checkpoint and its event in one statement (with those of calls finishing alongside), before the run goes on. */
+  /** Queues the checkpoint and its event, to go out with those of calls finishing alongside; the run goes on. */
   callCompleted(place: NodePlace, call: RecordedCall, detail: CallDetail): Promise<void> {
     this.progress = detail.progress;
     this.pending.push({
@@ -202,13 +211,23 @@ export class InstanceJournal implements RunJournal {
       ),
     });
     this.queued.push({ key: place.key, call, promptHash: detail.promptHash });
-    if (!this.pipelined || this.queued.length >= MAX_QUEUED_CHECKPOINTS) return this.writeQueued();
+    if (this.queued.length >= MAX_QUEUED_CHECKPOINTS) return this.writeQueued();
     this.batchTimer ??= setTimeout(() => {
       this.batchTimer = null;
-      // A failed write has already stopped the run (onLost); settle() reports it.
+      // A failed write has already stopped the run (onLost); settle() and beforeCall() report it.
       this.writeQueued().catch(() => {});
     }, CHECKPOINT_BATCH_MS);
     return Promise.resolve();
+  }
+
+  /**
+   * Before each model call of a background run: resolves once every finished call's checkpoint
+   * is stored (writing those queued now), so that a run resumed elsewhere replays them rather
+   * than paying again; rejects when the run is no longer ours. Nothing for a synchronous run.
+   */
+  beforeCall(): Promise<void> | undefined {
+    if (this.pipelined) return undefined;
+    return this.settle();
   }
 
   /** Writes what is queued and waits for every write under way; throws when one found the run no longer ours. */
@@ -222,9 +241,8 @@ export class InstanceJournal implements RunJournal {
   async finish(outcome: Finish, trace: StepTrace[]): Promise<Date | null> {
     const { progress } = outcome;
     const error = outcome.status === 'completed' ? null : outcome.error;
-    // Checkpoints still gathering go first (a run that failed was not settled); the final event
-    // goes only with the outcome, never with a checkpoint written before it.
-    if (this.queued.length > 0) this.writeQueued().catch(() => {});
+    // Checkpoints still queued go out with the outcome, in its statement (a write already under
+    // way goes first); the final event goes only with the outcome.
     const final: EventRow = {
       seq: ++this.seq,
       type: `instance.${outcome.status}`,
@@ -240,6 +258,7 @@ export class InstanceJournal implements RunJournal {
       let finishedAt: Date | null = null;
       await this.write(async () => {
         const events = [...this.takeEvents(), final];
+        const calls = this.takeQueued();
         const [row] = await this.database.query<{ finished_at: Date | string }>(FINISH_SQL, [
           this.run.id,
           this.run.fence,
@@ -252,6 +271,7 @@ export class InstanceJournal implements RunJournal {
           json(trace),
           this.stepsCompleted,
           json(events),
+          json(calls),
         ], 'ladder_journal_finish');
         if (!row) throw leaseLost();
         finishedAt = new Date(row.finished_at);
@@ -292,28 +312,18 @@ export class InstanceJournal implements RunJournal {
 
   /** The write that takes every checkpoint queued when it starts (one already waiting to start takes new ones too). */
   private writeQueued(): Promise<void> {
-    if (this.batchTimer) clearTimeout(this.batchTimer);
-    this.batchTimer = null;
     this.queuedWrite ??= this.write(() => {
       this.queuedWrite = null;
-      return this.flush(this.queued.splice(0));
+      return this.flush(this.takeQueued());
     });
     return this.queuedWrite;
   }
 
-  private takeEvents(): EventRow[] {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const events = this.pending;
-    this.pending = [];
-    return events;
-  }
-
-  private async flush(checkpoints: Checkpoint[]): Promise<void> {
-    const events = this.takeEvents();
-    if (events.length === 0 && checkpoints.length === 0) return;
-    const progress = this.progress;
-    const calls = checkpoints.map(({ key, call, promptHash }) => ({
+  /** The queued checkpoints as rows for a statement, leaving none queued and no gathering window open. */
+  private takeQueued(): Record<string, unknown>[] {
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer = null;
+    return this.queued.splice(0).map(({ key, call, promptHash }) => ({
       call_key: key,
       output: call.output,
       usage: call.usage,
@@ -324,6 +334,20 @@ export class InstanceJournal implements RunJournal {
       reused_from: call.reused?.from ?? null,
       saved_nanos: call.reused?.savedNanos ?? null,
     }));
+  }
+
+  private takeEvents(): EventRow[] {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const events = this.pending;
+    this.pending = [];
+    return events;
+  }
+
+  private async flush(calls: Record<string, unknown>[]): Promise<void> {
+    const events = this.takeEvents();
+    if (events.length === 0 && calls.length === 0) return;
+    const progress = this.progress;
     // Relaxed: a checkpoint lost with the database server costs one call repeated, never a wrong outcome.
     const [row] = await this.database.queryRelaxed<{ held: number }>('ladder_journal_flush', FLUSH_SQL, [
       this.run.id,

@@ -120,7 +120,8 @@ describe('background runs', () => {
     const place = { stepId: 'draft', pass: 1, depth: 0, node: 1, key: '1.draft.1' };
     const call = { output: 'late', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, costNanos: 0, provider: 'openai', latencyMs: 1 };
     const progress = { usage: call.usage, spendNanos: 0, modelCalls: 1, trace: [] };
-    await expect(stale.callCompleted(place, call, { prompt: 'p', survived: true, progress })).rejects.toMatchObject({ code: 'run_interrupted' });
+    await stale.callCompleted(place, call, { prompt: 'p', survived: true, progress });
+    await expect(stale.beforeCall()).rejects.toMatchObject({ code: 'run_interrupted' });
     expect(lost).toHaveLength(1);
     expect(await stale.finish({ status: 'completed', answer: 'late', progress }, [])).toBeNull();
     expect(await stale.release()).toBe(false);

@@ -1,7 +1,7 @@
 // The journal's writes: checkpoints of calls finishing together go out in one statement (group
-// commit), a background run's call waits for its own checkpoint, a synchronous run's checkpoints
-// are pipelined, gathered into one write and settled before its outcome, and a stale fence still
-// writes nothing.
+// commit); a background run makes no model call before its finished calls' checkpoints are
+// stored, and its last ones go out with its outcome; a synchronous run's checkpoints are written
+// behind it and settled before its outcome; a stale fence still writes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.js';
 import { ApiError } from '../../src/errors.js';
@@ -50,45 +50,85 @@ const place = (n: number) => ({ stepId: 'fan', pass: 1, depth: 0, node: n, key: 
 const progress = (n: number) => ({ usage: { prompt_tokens: n, completion_tokens: n, total_tokens: 2 * n }, spendNanos: n * 1_000_000, modelCalls: n, trace: [] });
 
 describe('the run journal', () => {
-  it('writes the checkpoints of calls finishing together in one statement; each call resolves once its checkpoint is stored', async () => {
+  it('writes the checkpoints of calls finishing together in one statement; the next call waits until they are stored', async () => {
     const id = await held();
     const { db, statements } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
-    const stored: string[][] = [];
-    await Promise.all(
-      [1, 2, 3, 4, 5].map((n) =>
-        journal.callCompleted(place(n), call(n), { prompt: `p${n}`, survived: true, progress: progress(n) }).then(async () => {
-          stored.push(await callKeys(database, id));
-        }),
-      ),
-    );
+    for (const n of [1, 2, 3, 4, 5]) await journal.callCompleted(place(n), call(n), { prompt: `p${n}`, survived: true, progress: progress(n) });
+    expect(statements).toEqual([]);
+    await journal.beforeCall();
+    expect(statements).toEqual(['ladder_journal_flush']);
+    expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3', '1.fan.4', '1.fan.5']);
+    // Nothing left to store: the next call goes at once, without a statement.
+    await journal.beforeCall();
     journal.close();
     expect(statements).toEqual(['ladder_journal_flush']);
-    for (const keys of stored) expect(keys.sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3', '1.fan.4', '1.fan.5']);
     expect((await events(database, id)).map((e) => [e.seq, e.type, e.data.node])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'node.completed', n]));
     const [row] = await database.query<Record<string, unknown>>('select output, usage, cost_nanos::float8 as cost_nanos, provider, latency_ms from instance_calls where instance_id = $1 and call_key = $2', [id, '1.fan.3']);
     expect(row).toEqual({ output: 'out 3', usage: call(3).usage, cost_nanos: 3_000_000, provider: 'openai', latency_ms: 3 });
     expect(await instance(database, id)).toMatchObject({ model_calls: 5, steps_total: 1 });
   });
 
+  it('writes gathered checkpoints after the gathering window when no call asks for them', async () => {
+    const id = await held();
+    const { db, statements } = counting();
+    const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
+    for (const n of [1, 2]) await journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) });
+    await waitFor(async () => (await callKeys(database, id)).length === 2, 15_000, 'the checkpoints');
+    expect(statements).toEqual(['ladder_journal_flush']);
+    journal.close();
+  });
+
   it('a call finishing while a write is under way goes out with the next one, after it', async () => {
     const id = await held();
     const { db, statements } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
-    const first = journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
+    await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
+    const first = journal.beforeCall();
     await Promise.resolve();
     await new Promise((resolve) => setImmediate(resolve));
-    const later = [2, 3].map((n) => journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) }));
-    await Promise.all([first, ...later]);
+    for (const n of [2, 3]) await journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) });
+    await Promise.all([first, journal.beforeCall()]);
     journal.close();
     expect(statements).toEqual(['ladder_journal_flush', 'ladder_journal_flush']);
     expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3']);
+  });
+
+  it("a run's last checkpoints go out with its outcome, in one statement", async () => {
+    const id = await held();
+    const { db, statements, eventTypes } = counting();
+    const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
+    await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
+    expect(await journal.finish({ status: 'completed', answer: 'out 1', progress: progress(1) }, [])).toBeInstanceOf(Date);
+    journal.close();
+    expect(statements).toEqual(['ladder_journal_finish']);
+    expect(eventTypes).toEqual([['node.completed', 'instance.completed']]);
+    expect(await callKeys(database, id)).toEqual(['1.fan.1']);
+    const [row] = await database.query<Record<string, unknown>>('select output, cost_nanos::float8 as cost_nanos, latency_ms from instance_calls where instance_id = $1', [id]);
+    expect(row).toEqual({ output: 'out 1', cost_nanos: 1_000_000, latency_ms: 1 });
+    expect(await instance(database, id)).toMatchObject({ status: 'completed', answer: 'out 1', model_calls: 1 });
+  });
+
+  it('with a stale fence: the next call is refused, the run reported lost, and nothing is written', async () => {
+    const id = await held(2);
+    const lost: unknown[] = [];
+    const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: (e) => lost.push(e) });
+    await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
+    await expect(journal.beforeCall()).rejects.toMatchObject({ code: 'run_interrupted' });
+    expect(lost).toHaveLength(1);
+    expect(journal.lost).toBe(true);
+    expect(await journal.finish({ status: 'completed', answer: 'late', progress: progress(1) }, [])).toBeNull();
+    journal.close();
+    expect(await callKeys(database, id)).toEqual([]);
+    expect(await events(database, id)).toEqual([]);
+    expect(await instance(database, id)).toMatchObject({ status: 'running', fence: 2, answer: null });
   });
 
   it('pipelined (a synchronous run): calls go on at once, settle() waits for the checkpoints', async () => {
     const id = await held();
     const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
     for (const n of [1, 2, 3]) await journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) });
+    expect(journal.beforeCall()).toBeUndefined();
     await journal.settle();
     expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2', '1.fan.3']);
     expect(await journal.finish({ status: 'completed', answer: 'done', progress: progress(3) }, [])).toBeInstanceOf(Date);
@@ -121,7 +161,7 @@ describe('the run journal', () => {
     journal.close();
   });
 
-  it('pipelined, failed without settle(): the gathered checkpoints are written first, the final event only with the outcome', async () => {
+  it('pipelined, failed without settle(): the gathered checkpoints go out with the outcome, the final event after theirs', async () => {
     const id = await held();
     const { db, statements, eventTypes } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
@@ -129,8 +169,8 @@ describe('the run journal', () => {
     const error = new ApiError(502, 'api_error', 'upstream_error', 'The vendor failed.');
     expect(await journal.finish({ status: 'failed', error, progress: progress(2) }, [])).toBeInstanceOf(Date);
     journal.close();
-    expect(statements).toEqual(['ladder_journal_flush', 'ladder_journal_finish']);
-    expect(eventTypes).toEqual([['node.completed', 'node.completed'], ['instance.failed']]);
+    expect(statements).toEqual(['ladder_journal_finish']);
+    expect(eventTypes).toEqual([['node.completed', 'node.completed', 'instance.failed']]);
     expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2']);
     expect((await events(database, id)).map((e) => [e.seq, e.type])).toEqual([[1, 'node.completed'], [2, 'node.completed'], [3, 'instance.failed']]);
     expect(await instance(database, id)).toMatchObject({ status: 'failed', model_calls: 2 });

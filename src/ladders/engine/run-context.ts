@@ -107,6 +107,15 @@ export class RunContext implements MemoryMeter {
       throw this.halt(runLimitExceeded(`The run reached the platform's limit of ${limits.maxModelCallsPerRun} model calls.`));
     }
     if (reused) return this.reuse(step, place, prompt, hash, gate, reused);
+    const held = journal?.beforeCall?.();
+    if (held) {
+      try {
+        await held;
+      } catch (error) {
+        throw this.halt(error instanceof ApiError ? error : internalError());
+      }
+      this.throwIfHalted();
+    }
     // The call's worst case is reserved before it starts and its max_tokens capped to match,
     // so calls in flight together cannot overrun the budget (see budget.ts).
     const reservation = this.budget.reserve(prompt);
@@ -155,7 +164,7 @@ export class RunContext implements MemoryMeter {
     return call.output;
   }
 
-  /** The checkpoint and event of a finished call, before the run uses its output. */
+  /** Hands a finished call's checkpoint and event to the journal, before the run uses its output. */
   private async record(place: NodePlace, call: RecordedCall, prompt: string, hash: string, gate: string | undefined): Promise<void> {
     const journal = this.options.journal;
     if (!journal?.callCompleted) return;

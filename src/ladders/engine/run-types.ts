@@ -77,6 +77,11 @@ export interface RunJournal {
   recorded?(key: string): Promise<RecordedCall | undefined>;
   /** Runs after each call made, before the run uses its output; a rejection halts the run with its error. */
   callCompleted?(place: NodePlace, call: RecordedCall, detail: CallDetail): Promise<void>;
+  /**
+   * Before each model call is made (not a replayed or reused one): a promise holds the call until
+   * it settles (a background run's checkpoints stored), and a rejection halts the run with its error.
+   */
+  beforeCall?(): Promise<void> | undefined;
   callFailed?(place: NodePlace, detail: { prompt: string; error: string; latencyMs: number }): void;
   stepStarted?(place: StepPlace): void;
   stepCompleted?(place: StepPlace, survivors: number[]): void;

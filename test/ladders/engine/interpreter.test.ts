@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../../src/errors.js';
 import type { LadderConfig, ModelStep } from '../../../src/ladders/language/config.js';
 import { TRACE_OUTPUT_CHARS, TRACE_PROMPT_CHARS } from '../../../src/ladders/engine/interpreter.js';
 import type { RecordedCall, RunJournal } from '../../../src/ladders/engine/run-types.js';
@@ -492,6 +493,46 @@ describe('runLadder: recursion', () => {
     expect(replaying.prompts()).toEqual([]);
     expect(again).toMatchObject({ answer: first.answer, usage: first.usage, modelCalls: 6 });
     expect(again.spendNanos).toBe(first.spendNanos);
+  });
+
+  it('holds each call it makes until the journal lets it go (beforeCall), never a replayed one; a refusal ends the run with its error', async () => {
+    const order: string[] = [];
+    const m = fakeModel((prompt) => {
+      order.push(`call ${systemOf(prompt)}`);
+      return systemOf(prompt);
+    });
+    const gates: (() => void)[] = [];
+    const recorded = new Map<string, RecordedCall>();
+    const journal: RunJournal = {
+      beforeCall: () => {
+        order.push('held');
+        return new Promise<void>((resolve) => gates.push(resolve));
+      },
+      callCompleted: async (place, call) => {
+        order.push(`completed ${place.stepId}`);
+        recorded.set(place.key, call);
+      },
+    };
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
+    const running = run({ config: recursive('final'), model: m, knobs: { depth: 0 }, journal });
+    for (let i = 0; i < 3; i++) {
+      while (gates.length <= i) await tick();
+      await tick();
+      expect(m.prompts()).toHaveLength(i);
+      gates[i]!();
+    }
+    expect((await running).modelCalls).toBe(3);
+    expect(order).toEqual(['held', 'call draft', 'completed draft', 'held', 'call deepen', 'completed deepen', 'held', 'call final', 'completed final']);
+
+    let asked = 0;
+    const replayed = await run({ config: recursive('final'), model: fakeModel(() => 'never'), knobs: { depth: 0 }, journal: { recorded: async (key) => recorded.get(key), beforeCall: () => void (asked += 1) } });
+    expect(replayed.modelCalls).toBe(3);
+    expect(asked).toBe(0);
+
+    const refused = fakeModel(() => 'never');
+    const lost = new ApiError(503, 'api_error', 'run_interrupted', 'The run was interrupted.');
+    await expect(run({ config: recursive('final'), model: refused, knobs: { depth: 0 }, journal: { beforeCall: () => Promise.reject(lost) } })).rejects.toMatchObject({ code: 'run_interrupted', message: 'The run was interrupted.' });
+    expect(refused.prompts()).toEqual([]);
   });
 
   it('at depth 1 runs one child on the recursion output and replaces that output with its answer', async () => {
