@@ -57,6 +57,15 @@ export type Finish =
   | { status: 'completed'; answer: string; progress: RunProgress }
   | { status: 'failed' | 'cancelled'; error: ApiError; progress: RunProgress };
 
+/** Stores checkpoints, given as a JSON array of rows in parameter `$n`, for the instance `held` returns. */
+const insertCalls = (n: number) => `
+  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms, prompt_hash, reused_from, saved_nanos)
+  SELECT held.id, c.call_key, c.output, c.usage, c.cost_nanos, c.provider, c.latency_ms, c.prompt_hash, c.reused_from, c.saved_nanos
+  FROM held, jsonb_to_recordset($${n}::text::jsonb)
+    AS c(call_key text, output text, usage jsonb, cost_nanos bigint, provider text, latency_ms int, prompt_hash text, reused_from text, saved_nanos bigint)
+  ON CONFLICT DO NOTHING
+`;
+
 const FLUSH_SQL = `
 WITH held AS (
   UPDATE instances SET
@@ -67,13 +76,7 @@ WITH held AS (
     usage = coalesce($7::text::jsonb, usage)
   WHERE id = $1 AND fence = $2 AND status = 'running'
   RETURNING id, watchers
-), calls AS (
-  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms, prompt_hash, reused_from, saved_nanos)
-  SELECT held.id, c.call_key, c.output, c.usage, c.cost_nanos, c.provider, c.latency_ms, c.prompt_hash, c.reused_from, c.saved_nanos
-  FROM held, jsonb_to_recordset($8::text::jsonb)
-    AS c(call_key text, output text, usage jsonb, cost_nanos bigint, provider text, latency_ms int, prompt_hash text, reused_from text, saved_nanos bigint)
-  ON CONFLICT DO NOTHING
-), events AS (
+), calls AS (${insertCalls(8)}), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($9::text::jsonb) AS e(seq int, type text, data jsonb)
   RETURNING instance_id
@@ -88,13 +91,7 @@ WITH held AS (
     finished_at = now(), claimed_by = NULL, lease_expires_at = NULL
   WHERE id = $1 AND fence = $2 AND status = 'running'
   RETURNING id, finished_at, account_id, status
-), calls AS (
-  INSERT INTO instance_calls (instance_id, call_key, output, usage, cost_nanos, provider, latency_ms, prompt_hash, reused_from, saved_nanos)
-  SELECT held.id, c.call_key, c.output, c.usage, c.cost_nanos, c.provider, c.latency_ms, c.prompt_hash, c.reused_from, c.saved_nanos
-  FROM held, jsonb_to_recordset($12::text::jsonb)
-    AS c(call_key text, output text, usage jsonb, cost_nanos bigint, provider text, latency_ms int, prompt_hash text, reused_from text, saved_nanos bigint)
-  ON CONFLICT DO NOTHING
-), events AS (
+), calls AS (${insertCalls(12)}), events AS (
   INSERT INTO instance_events (instance_id, seq, type, data)
   SELECT held.id, e.seq, e.type, e.data FROM held, jsonb_to_recordset($11::text::jsonb) AS e(seq int, type text, data jsonb)
   RETURNING instance_id

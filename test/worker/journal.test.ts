@@ -109,21 +109,6 @@ describe('the run journal', () => {
     expect(await instance(database, id)).toMatchObject({ status: 'completed', answer: 'out 1', model_calls: 1 });
   });
 
-  it('with a stale fence: the next call is refused, the run reported lost, and nothing is written', async () => {
-    const id = await held(2);
-    const lost: unknown[] = [];
-    const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: (e) => lost.push(e) });
-    await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
-    await expect(journal.beforeCall()).rejects.toMatchObject({ code: 'run_interrupted' });
-    expect(lost).toHaveLength(1);
-    expect(journal.lost).toBe(true);
-    expect(await journal.finish({ status: 'completed', answer: 'late', progress: progress(1) }, [])).toBeNull();
-    journal.close();
-    expect(await callKeys(database, id)).toEqual([]);
-    expect(await events(database, id)).toEqual([]);
-    expect(await instance(database, id)).toMatchObject({ status: 'running', fence: 2, answer: null });
-  });
-
   it('pipelined (a synchronous run): calls go on at once, settle() waits for the checkpoints', async () => {
     const id = await held();
     const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
@@ -176,12 +161,16 @@ describe('the run journal', () => {
     expect(await instance(database, id)).toMatchObject({ status: 'failed', model_calls: 2 });
   });
 
-  it('pipelined with a stale fence: the call goes on, but settle() reports the run lost and nothing is written', async () => {
+  // A background run learns it before its next call (beforeCall), a synchronous one before its outcome (settle).
+  it.each([
+    ['background', false, (journal: InstanceJournal) => journal.beforeCall()],
+    ['pipelined', true, (journal: InstanceJournal) => journal.settle()],
+  ] as const)('%s with a stale fence: the run is reported lost and nothing is written', async (_kind, pipelined, wait) => {
     const id = await held(2);
     const lost: unknown[] = [];
-    const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: (e) => lost.push(e), pipelined: true });
+    const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: (e) => lost.push(e), pipelined });
     await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
-    await expect(journal.settle()).rejects.toMatchObject({ code: 'run_interrupted' });
+    await expect(wait(journal)).rejects.toMatchObject({ code: 'run_interrupted' });
     expect(lost).toHaveLength(1);
     expect(journal.lost).toBe(true);
     expect(await journal.finish({ status: 'completed', answer: 'late', progress: progress(1) }, [])).toBeNull();
