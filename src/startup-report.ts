@@ -31,11 +31,12 @@ function describePostgres(databaseUrl: string): string {
   } catch {
     return 'PostgreSQL (a connection string its driver cannot read)';
   }
-  // The driver's own defaults where the string names no host.
+  // Where the string is silent, the driver falls back on the PG* variables (PGHOST, else localhost).
   const host = target.host || process.env.PGHOST || 'localhost';
-  const database = target.database ? `, database ${target.database}` : '';
-  if (host.startsWith('/')) return `PostgreSQL through the Unix socket in ${host}${database}`;
-  return `PostgreSQL at ${host.includes(':') ? `[${host}]` : host}${target.port ? `:${target.port}` : ''}/${target.database ?? ''}`;
+  const port = target.port || process.env.PGPORT;
+  const name = target.database || process.env.PGDATABASE;
+  if (host.startsWith('/')) return `PostgreSQL through the Unix socket in ${host}${name ? `, database ${name}` : ''}`;
+  return `PostgreSQL at ${host.includes(':') ? `[${host}]` : host}${port ? `:${port}` : ''}/${name ?? ''}`;
 }
 
 function describeTls(config: Config, tls: TlsMaterial): string {

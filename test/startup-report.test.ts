@@ -24,11 +24,17 @@ describe('the start-up report names the database', () => {
     expect(databaseLine('postgres://%2Fvar%2Frun%2Fpostgresql/ladder')).toBe(expected);
   });
 
-  it("by the driver's defaults where the string names no host", () => {
+  it("by the driver's defaults (PGHOST, PGPORT, PGDATABASE) where the string names none", () => {
     vi.stubEnv('PGHOST', '');
+    vi.stubEnv('PGPORT', '');
+    vi.stubEnv('PGDATABASE', '');
     expect(databaseLine('postgres:///ladder')).toBe('database: PostgreSQL at localhost/ladder (DATABASE_URL)');
     vi.stubEnv('PGHOST', '/run/postgresql');
     expect(databaseLine('postgres:///ladder')).toBe('database: PostgreSQL through the Unix socket in /run/postgresql, database ladder (DATABASE_URL)');
+    vi.stubEnv('PGHOST', 'db.internal');
+    vi.stubEnv('PGPORT', '6543');
+    vi.stubEnv('PGDATABASE', 'ladder_prod');
+    expect(databaseLine('postgres://ladder@/')).toBe('database: PostgreSQL at db.internal:6543/ladder_prod (DATABASE_URL)');
   });
 
   it('without failing on a string its driver cannot read, and without repeating it', () => {
