@@ -48,7 +48,7 @@ async function quotas(app: FastifyInstance, options: QuotaOptions) {
   });
   const spend = createSpendTracker(app.db, clock, holds);
   const gate = createQuotaGate({ limits, rates, spend, holds, clock });
-  const ledger = createLedger(app.db, { flushMs: config.usage.flushMs, flushRows: config.usage.flushRows, spend, clock, log, onRejected: app.metrics.usageRowRejected });
+  const ledger = createLedger(app.database, { flushMs: config.usage.flushMs, flushRows: config.usage.flushRows, spend, clock, log, onRejected: app.metrics.usageRowRejected });
   app.decorate('quotaClock', clock);
   app.decorate('prices', prices);
   app.decorate('limitsStore', limits);

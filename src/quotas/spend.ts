@@ -3,7 +3,7 @@
 // processes hold for calls in flight and in their slices, see spend-holds.ts), plus what this
 // process recorded since (`pending`). Ledger batches advance the shared counters and bring back
 // the totals, so other processes' spending is seen within one flush interval.
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { quotaWindows, type QuotaScope } from '../db/schema.js';
 import { windowOf } from './windows.js';
@@ -140,20 +140,6 @@ export function createSpendTracker(db: Db, clock: () => number, listener: FlushL
 
     keyOf,
   };
-}
-
-/** Adds a batch's spend to the shared counters; returns each counter's new total. */
-export async function advanceSpend(db: Db, deltas: SpendDelta[]): Promise<SpendDelta[]> {
-  if (deltas.length === 0) return [];
-  const rows = await db
-    .insert(quotaWindows)
-    .values(deltas.map((d) => ({ scope: d.scope, subjectId: d.id, metric: d.metric, windowStart: new Date(d.windowStart), amount: d.amount })))
-    .onConflictDoUpdate({
-      target: [quotaWindows.scope, quotaWindows.subjectId, quotaWindows.metric, quotaWindows.windowStart],
-      set: { amount: sql`${quotaWindows.amount} + excluded.amount` },
-    })
-    .returning();
-  return rows.map((r) => ({ scope: r.scope, id: r.subjectId, metric: r.metric as SpendMetric, windowStart: r.windowStart.getTime(), amount: r.amount }));
 }
 
 export type SpendTracker = ReturnType<typeof createSpendTracker>;

@@ -1,56 +1,109 @@
-// The statements that write one ledger batch: the raw rows and their hourly totals in one
-// statement, marked by the batch's id so that a batch retried after a lost acknowledgement is
-// not counted twice (see usage_batches in src/db/schema.ts).
-import { lt, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+// The statement that writes one ledger batch: its id (usage_batches, so that a batch retried
+// after a lost acknowledgement is not counted twice), its raw rows, their hourly totals and
+// what it adds to the spend counters, all in one statement, so all or nothing without a
+// transaction around it. One statement where a transaction took five round trips: on the
+// embedded database each costs the event loop its share of a hand-over to the database's
+// thread, and the batch's turns of the event loop were the direct path's slowest requests
+// (docs/performance.md).
+import { lt, sql } from 'drizzle-orm';
+import type { Database, Db } from '../db/client.js';
 import { usageBatches } from '../db/schema.js';
+import type { SpendDelta, SpendMetric } from '../quotas/spend.js';
 import type { UsageEntry } from './entry.js';
 
-const INSERT_CHUNK = 5000;
+/** Rows a batch holds at most: a flush with more writes several batches, each its own statement. */
+export const MAX_BATCH_ROWS = 5000;
 
-/**
- * One statement for many rows, each column sent as one array parameter: twelve parameters
- * whatever the batch size, so building it costs next to nothing (a row-per-row query builder
- * spent more time on a batch than the call path of all its requests). The same rows are then
- * summed by UTC hour and group into usage_hourly.
- */
-function insertRows(rows: UsageEntry[]): SQL {
-  const column = <T>(value: (e: UsageEntry) => T) => sql.param(rows.map(value));
-  return sql`
-    with batch as (
-      select * from unnest(
-        ${column((e) => new Date(e.at).toISOString())}::timestamptz[], ${column((e) => e.accountId)}::uuid[],
-        ${column((e) => e.apiKeyId)}::uuid[], ${column((e) => e.provider)}::text[], ${column((e) => e.model)}::text[],
-        ${column((e) => e.ladder)}::text[], ${column((e) => e.instanceId)}::uuid[], ${column((e) => e.usage.prompt_tokens)}::integer[],
-        ${column((e) => e.usage.completion_tokens)}::integer[], ${column((e) => e.usage.total_tokens)}::integer[],
-        ${column((e) => e.costNanos)}::bigint[], ${column((e) => e.outcome)}::text[])
-      as r(created_at, account_id, api_key_id, provider, model, ladder, instance_id, prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome)
-    ), raw as (
-      insert into usage_records (created_at, account_id, api_key_id, provider, model, ladder, instance_id,
-        prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome)
-      select * from batch
-    )
-    insert into usage_hourly (account_id, hour, api_key_id, provider, model, ladder, requests, prompt_tokens, completion_tokens, total_tokens, cost_nanos)
-    select account_id, date_trunc('hour', created_at, 'UTC'), api_key_id, provider, model, ladder,
-      count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), sum(cost_nanos)
-    from batch group by 1, 2, 3, 4, 5, 6
-    on conflict on constraint usage_hourly_group_key do update set
-      requests = usage_hourly.requests + excluded.requests,
-      prompt_tokens = usage_hourly.prompt_tokens + excluded.prompt_tokens,
-      completion_tokens = usage_hourly.completion_tokens + excluded.completion_tokens,
-      total_tokens = usage_hourly.total_tokens + excluded.total_tokens,
-      cost_nanos = usage_hourly.cost_nanos + excluded.cost_nanos`;
+// Each column is one array parameter, whatever the batch's size (a row-per-row query builder
+// spent more time on a batch than the call path of all its requests). Times go as epoch
+// milliseconds: PostgreSQL reads numbers faster than timestamps' text. A batch written before
+// (no id claimed) writes nothing and adds nothing, and still reads the counters' totals.
+const BATCH_SQL = `
+with claimed as (
+  insert into usage_batches (id) values ($1) on conflict do nothing returning id
+), batch as (
+  select to_timestamp(r.at_ms / 1000) as created_at, r.account_id, r.api_key_id, r.provider, r.model, r.ladder, r.instance_id,
+    r.prompt_tokens, r.completion_tokens, r.total_tokens, r.cost_nanos, r.outcome
+  from claimed, unnest($2::float8[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::uuid[], $9::integer[],
+    $10::integer[], $11::integer[], $12::bigint[], $13::text[])
+    as r(at_ms, account_id, api_key_id, provider, model, ladder, instance_id, prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome)
+), raw as (
+  insert into usage_records (created_at, account_id, api_key_id, provider, model, ladder, instance_id,
+    prompt_tokens, completion_tokens, total_tokens, cost_nanos, outcome)
+  select * from batch
+), hourly as (
+  insert into usage_hourly (account_id, hour, api_key_id, provider, model, ladder, requests, prompt_tokens, completion_tokens, total_tokens, cost_nanos)
+  select account_id, date_trunc('hour', created_at, 'UTC'), api_key_id, provider, model, ladder,
+    count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), sum(cost_nanos)
+  from batch group by 1, 2, 3, 4, 5, 6
+  on conflict on constraint usage_hourly_group_key do update set
+    requests = usage_hourly.requests + excluded.requests,
+    prompt_tokens = usage_hourly.prompt_tokens + excluded.prompt_tokens,
+    completion_tokens = usage_hourly.completion_tokens + excluded.completion_tokens,
+    total_tokens = usage_hourly.total_tokens + excluded.total_tokens,
+    cost_nanos = usage_hourly.cost_nanos + excluded.cost_nanos
+), spend as (
+  insert into quota_windows (scope, subject_id, metric, window_start, amount)
+  select d.scope, d.subject_id, d.metric, to_timestamp(d.window_ms / 1000), case when exists (select from claimed) then d.amount else 0 end
+  from unnest($14::text[], $15::uuid[], $16::text[], $17::float8[], $18::bigint[]) as d(scope, subject_id, metric, window_ms, amount)
+  on conflict (scope, subject_id, metric, window_start) do update set amount = quota_windows.amount + excluded.amount
+  returning scope, subject_id, metric, window_start, amount
+)
+select c.fresh, s.scope, s.subject_id, s.metric, s.window_start, s.amount
+from (select count(*)::int as fresh from claimed) c left join spend s on true`;
+
+interface BatchRow {
+  fresh: number;
+  scope: SpendDelta['scope'] | null;
+  subject_id: string | null;
+  metric: SpendMetric | null;
+  window_start: Date | string | null;
+  amount: number | string | null;
+}
+
+export interface BatchWritten {
+  /** False when a batch of this id was written before: this one wrote nothing. */
+  fresh: boolean;
+  /** Each counter the batch adds to, with the total the database holds after it. */
+  totals: SpendDelta[];
 }
 
 /**
- * Inside the batch's transaction: claims its id, then writes its rows and totals. Returns
- * false, writing nothing, when a batch of this id was written before.
+ * Writes the batch `rows` under `batchId`, adding `deltas` (one per counter) to the spend
+ * counters, unless a batch of this id was written before.
  */
-export async function writeRows(tx: Db, batchId: string, rows: UsageEntry[]): Promise<boolean> {
-  const claimed = await tx.insert(usageBatches).values({ id: batchId }).onConflictDoNothing().returning({ id: usageBatches.id });
-  if (claimed.length === 0) return false;
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) await tx.execute(insertRows(rows.slice(i, i + INSERT_CHUNK)));
-  return true;
+export async function storeBatch(database: Pick<Database, 'query'>, batchId: string, rows: UsageEntry[], deltas: SpendDelta[]): Promise<BatchWritten> {
+  const column = <T>(value: (e: UsageEntry) => T) => rows.map(value);
+  const result = await database.query<BatchRow>(
+    BATCH_SQL,
+    [
+      batchId,
+      column((e) => e.at),
+      column((e) => e.accountId),
+      column((e) => e.apiKeyId),
+      column((e) => e.provider),
+      column((e) => e.model),
+      column((e) => e.ladder),
+      column((e) => e.instanceId),
+      column((e) => e.usage.prompt_tokens),
+      column((e) => e.usage.completion_tokens),
+      column((e) => e.usage.total_tokens),
+      column((e) => e.costNanos),
+      column((e) => e.outcome),
+      deltas.map((d) => d.scope),
+      deltas.map((d) => d.id),
+      deltas.map((d) => d.metric),
+      deltas.map((d) => d.windowStart),
+      deltas.map((d) => d.amount),
+    ],
+    'usage_ledger_batch',
+  );
+  const totals: SpendDelta[] = [];
+  for (const row of result) {
+    if (row.scope === null) continue;
+    totals.push({ scope: row.scope, id: row.subject_id!, metric: row.metric!, windowStart: new Date(row.window_start!).getTime(), amount: Number(row.amount) });
+  }
+  return { fresh: result[0]!.fresh === 1, totals };
 }
 
 /** Batch ids are needed while a batch may still be retried; a day (by the database's clock) is far beyond that. */

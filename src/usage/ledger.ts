@@ -2,7 +2,7 @@
 // written in batches off the request path, every USAGE_FLUSH_MS or once USAGE_FLUSH_ROWS rows
 // wait, whichever comes first, and at shutdown. Each batch also adds to the hourly totals that
 // reports read (usage_hourly) and advances the shared spend counters of the accounts and keys
-// it charges, all in one transaction, under an id that makes a retried batch count once. A
+// it charges, all in one statement, under an id that makes a retried batch count once. A
 // crash loses at most the rows still buffered: one flush interval's worth (or up to
 // USAGE_FLUSH_ROWS).
 //
@@ -11,15 +11,15 @@
 // split until that row stands alone, and it is set aside: it never holds up the rows behind it.
 import { randomUUID } from 'node:crypto';
 import { and, inArray, lt } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import type { Database } from '../db/client.js';
 import { isDataError, loggableError } from '../db/errors.js';
 import { quotaWindows } from '../db/schema.js';
-import { advanceSpend, type SpendTracker } from '../quotas/spend.js';
+import type { SpendTracker } from '../quotas/spend.js';
 import { counterKey } from '../quotas/spend-releases.js';
 import { storableAmount, storableCount } from '../storable.js';
 import { storableText } from '../unicode.js';
 import type { UsageEntry } from './entry.js';
-import { forgetOldBatches, writeRows } from './ledger-write.js';
+import { forgetOldBatches, MAX_BATCH_ROWS, storeBatch } from './ledger-write.js';
 import { spendDeltas } from './spend-deltas.js';
 
 export interface LedgerOptions {
@@ -48,6 +48,13 @@ interface Batch {
   claimed?: Map<string, number>;
 }
 const batchOf = (rows: UsageEntry[]): Batch => ({ id: randomUUID(), rows });
+/** The rows as batches of at most MAX_BATCH_ROWS, each one statement. */
+const batchesOf = (rows: UsageEntry[]): Batch[] => {
+  if (rows.length <= MAX_BATCH_ROWS) return [batchOf(rows)];
+  const batches: Batch[] = [];
+  for (let i = 0; i < rows.length; i += MAX_BATCH_ROWS) batches.push(batchOf(rows.slice(i, i + MAX_BATCH_ROWS)));
+  return batches;
+};
 const rowsIn = (batches: Batch[]) => batches.reduce((n, b) => n + b.rows.length, 0);
 
 // Model names are at most 256 characters where a request gives them; a longer one is cut, not refused.
@@ -72,7 +79,8 @@ function storableEntry(entry: UsageEntry): UsageEntry {
   };
 }
 
-export function createLedger(db: Db, options: LedgerOptions) {
+export function createLedger(database: Pick<Database, 'db' | 'query'>, options: LedgerOptions) {
+  const { db } = database;
   let buffer: UsageEntry[] = [];
   // Batches a flush could not write for want of a database, retried first and under their own id.
   let retry: Batch[] = [];
@@ -82,19 +90,17 @@ export function createLedger(db: Db, options: LedgerOptions) {
   timer.unref();
 
   /**
-   * Rows, hourly totals and spend counters in one transaction: all of the batch or none. Each
+   * Rows, hourly totals and spend counters in one statement: all of the batch or none. Each
    * counter goes up by what the batch records less the costs this process held there for those
-   * calls (spend-holds.ts), in one statement: recorded and still held, a cost would count twice.
+   * calls (spend-holds.ts), in that statement: recorded and still held, a cost would count twice.
+   * A batch written before (its commit's answer was lost) adds nothing: the counters hold it, its
+   * held costs taken off; the statement still reads their totals.
    */
   async function writeBatch(batch: Batch): Promise<void> {
     const deltas = spendDeltas(batch.rows);
     const claimed = (batch.claimed ??= new Map(deltas.list.map((d) => [counterKey(d), options.spend.claimCosts(d)])));
-    const totals = await db.transaction(async (tx) => {
-      const fresh = await writeRows(tx as unknown as Db, batch.id, batch.rows);
-      // Written before (its commit's answer was lost): the counters already hold it, its held costs taken off; read them.
-      const counted = deltas.list.map((d) => Object.assign({}, d, { amount: fresh ? d.amount - claimed.get(counterKey(d))! : 0 }));
-      return advanceSpend(tx as unknown as Db, counted);
-    });
+    const counted = deltas.list.map((d) => Object.assign({}, d, { amount: d.amount - claimed.get(counterKey(d))! }));
+    const { totals } = await storeBatch(database, batch.id, batch.rows, counted);
     const touched = new Set<string>();
     for (const total of totals) {
       const flushed = deltas.amountOf(total.scope, total.id, total.metric, total.windowStart);
@@ -155,7 +161,7 @@ export function createLedger(db: Db, options: LedgerOptions) {
   }
 
   async function flushOnce(): Promise<void> {
-    const batches = buffer.length > 0 ? retry.concat(batchOf(buffer)) : retry;
+    const batches = buffer.length > 0 ? retry.concat(batchesOf(buffer)) : retry;
     buffer = [];
     retry = [];
     for (let i = 0; i < batches.length; i++) {

@@ -40,10 +40,16 @@ export function spendDeltas(rows: UsageEntry[]): SpendDeltas {
     charge(scope, id, 'usd_day', day, amount);
     charge(scope, id, 'usd_month', month, amount);
   };
+  // A batch's rows mostly share one day: its windows are worked out again only when a row leaves it.
+  let day = 0;
+  let dayEnd = 0;
+  let month = 0;
   for (const entry of rows) {
     if (entry.costNanos <= 0) continue;
-    const day = windowOf('usd_day', entry.at).start;
-    const month = windowOf('usd_month', entry.at).start;
+    if (entry.at < day || entry.at >= dayEnd) {
+      ({ start: day, end: dayEnd } = windowOf('usd_day', entry.at));
+      month = windowOf('usd_month', entry.at).start;
+    }
     chargeRow('account', entry.accountId, day, month, entry.costNanos);
     if (entry.apiKeyId) chargeRow('api_key', entry.apiKeyId, day, month, entry.costNanos);
   }

@@ -95,11 +95,11 @@ describe('spend slices', () => {
     // shows what is spent plus what A holds, also the moment the batch commits (a hold another
     // process took then would have seen the costs twice, $28.80, and refused a call that fits).
     const atCommit: number[] = [];
-    const transaction = a.app.db.transaction.bind(a.app.db);
-    const spy = vi.spyOn(a.app.db, 'transaction').mockImplementation(async (...args: Parameters<typeof transaction>) => {
-      const result = await transaction(...args);
-      atCommit.push(await counter(key.id));
-      return result;
+    const query = a.app.database.query.bind(a.app.database);
+    const spy = vi.spyOn(a.app.database, 'query').mockImplementation(async (...args: Parameters<typeof query>) => {
+      const result = await query(...args);
+      if (args[2] === 'usage_ledger_batch') atCommit.push(await counter(key.id));
+      return result as never;
     });
     try {
       await a.app.usageLedger.flush();

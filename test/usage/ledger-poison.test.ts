@@ -117,7 +117,7 @@ describe('a row the database refuses', () => {
     const log = { warn: (obj: object, msg: string) => logs.push({ level: 'warn', obj: obj as never, msg }), error: (obj: object, msg: string) => logs.push({ level: 'error', obj: obj as never, msg }) };
     let rejected = 0;
     const clock = () => Date.UTC(2026, 0, 5);
-    const ledger = createLedger(database.db, { flushMs: 3_600_000, flushRows: 1_000_000, spend: createSpendTracker(database.db, clock), clock, log, onRejected: () => rejected++ });
+    const ledger = createLedger(database, { flushMs: 3_600_000, flushRows: 1_000_000, spend: createSpendTracker(database.db, clock), clock, log, onRejected: () => rejected++ });
     const good = randomUUID();
     // An account id the uuid column cannot take stands in for any value the database refuses.
     for (let i = 0; i < 40; i++) ledger.record(entry(i === 17 ? 'secret-in-a-bad-row' : good, `model-${i}`));

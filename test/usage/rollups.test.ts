@@ -9,7 +9,7 @@ import type { GroupBy } from '../../src/schemas/quotas.js';
 import { createSpendTracker } from '../../src/quotas/spend.js';
 import type { UsageEntry } from '../../src/usage/entry.js';
 import { createLedger } from '../../src/usage/ledger.js';
-import { writeRows } from '../../src/usage/ledger-write.js';
+import { MAX_BATCH_ROWS, storeBatch } from '../../src/usage/ledger-write.js';
 import { usageReport } from '../../src/usage/report.js';
 import { openTestDatabase } from '../helpers/database.js';
 
@@ -55,7 +55,7 @@ describe('usage reports from hourly totals', () => {
   beforeAll(async () => {
     database = await openTestDatabase();
     const clock = () => july;
-    const ledger = createLedger(database.db, { flushMs: 3_600_000, flushRows: 1_000_000, spend: createSpendTracker(database.db, clock), clock, log: { warn() {}, error() {} } });
+    const ledger = createLedger(database, { flushMs: 3_600_000, flushRows: 1_000_000, spend: createSpendTracker(database.db, clock), clock, log: { warn() {}, error() {} } });
     const next = generator(7);
     const pick = <T,>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
     for (let i = 0; i < 3000; i++) {
@@ -116,11 +116,42 @@ describe('usage reports from hourly totals', () => {
 
   it('writes a batch once under its id: a retry after a lost acknowledgement adds nothing', async () => {
     const account = randomUUID();
-    const row: UsageEntry = { at: july, accountId: account, apiKeyId: null, provider: 'openai', model: 'm', ladder: null, instanceId: null, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, costNanos: 500_000_000, outcome: 'ok' };
+    const at = july + 1_234;
+    const row: UsageEntry = { at, accountId: account, apiKeyId: null, provider: 'openai', model: 'm', ladder: null, instanceId: null, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }, costNanos: 500_000_000, outcome: 'ok' };
     const id = randomUUID();
-    expect(await database.db.transaction((tx) => writeRows(tx as never, id, [row, row]))).toBe(true);
-    expect(await database.db.transaction((tx) => writeRows(tx as never, id, [row, row]))).toBe(false);
+    const delta = { scope: 'account' as const, id: account, metric: 'usd_day' as const, windowStart: july, amount: 1_000_000_000 };
+    const total = { ...delta, amount: 1_000_000_000 };
+    expect(await storeBatch(database, id, [row, row], [delta])).toEqual({ fresh: true, totals: [total] });
+    // The retry adds nothing to the counter and still reads its total.
+    expect(await storeBatch(database, id, [row, row], [delta])).toEqual({ fresh: false, totals: [total] });
     const report = await usageReport(database, account, { start: july, end: july + H }, 'model');
     expect(report.data).toEqual([{ group: 'm', requests: 2, prompt_tokens: 2, completion_tokens: 4, total_tokens: 6, cost_usd: 1 }]);
+    // The call's time is kept to the millisecond.
+    const stored = await database.query<{ ms: string }>(`select (extract(epoch from created_at) * 1000)::bigint::text as ms from usage_records where account_id = $1`, [account]);
+    expect(stored).toEqual([{ ms: String(at) }, { ms: String(at) }]);
+  });
+
+  it('writes a flush of more rows than a batch holds as several batches, every row once', async () => {
+    const big = randomUUID();
+    const clock = () => july;
+    const ledger = createLedger(database, { flushMs: 3_600_000, flushRows: 1_000_000, spend: createSpendTracker(database.db, clock), clock, log: { warn() {}, error() {} } });
+    const rows = 2 * MAX_BATCH_ROWS + 1;
+    const count = async () => (await database.query<{ n: number }>('select count(*)::int as n from usage_batches'))[0]!.n;
+    const before = await count();
+    for (let i = 0; i < rows; i++) {
+      ledger.record({ at: july + i, accountId: big, apiKeyId: null, provider: 'openai', model: 'm', ladder: null, instanceId: null, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, costNanos: 1, outcome: 'ok' });
+    }
+    await ledger.close();
+    expect(await count()).toBe(before + 3);
+    const report = await usageReport(database, big, { start: july, end: july + H }, 'model');
+    expect(report.data).toEqual([{ group: 'm', requests: rows, prompt_tokens: rows, completion_tokens: rows, total_tokens: 2 * rows, cost_usd: nanosToUsd(rows) }]);
+  });
+
+  it('writes a batch without spend: no counter, still one answer', async () => {
+    const account = randomUUID();
+    const row: UsageEntry = { at: july, accountId: account, apiKeyId: null, provider: null, model: 'free', ladder: null, instanceId: null, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, costNanos: 0, outcome: 'ok' };
+    expect(await storeBatch(database, randomUUID(), [row], [])).toEqual({ fresh: true, totals: [] });
+    const report = await usageReport(database, account, { start: july, end: july + H }, 'model');
+    expect(report.data).toEqual([{ group: 'free', requests: 1, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: 0 }]);
   });
 });

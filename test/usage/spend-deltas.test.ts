@@ -37,6 +37,16 @@ describe('spendDeltas', () => {
     expect(deltas.amountOf('account', 'a1', 'usd_month', Date.UTC(2026, 0, 1))).toBe(3);
   });
 
+  it('puts rows out of time order back in their own windows, to the last millisecond of a day', () => {
+    const deltas = spendDeltas([row('a1', null, 1, DAY), row('a1', null, 2, NEXT_DAY), row('a1', null, 4, NEXT_DAY - 1), row('a1', null, 8, NEXT_DAY + 86_399_999)]);
+    expect(deltas.list.map((d) => [d.metric, d.windowStart, d.amount])).toEqual([
+      ['usd_day', DAY, 5],
+      ['usd_month', Date.UTC(2026, 0, 1), 5],
+      ['usd_day', NEXT_DAY, 10],
+      ['usd_month', NEXT_DAY, 10],
+    ]);
+  });
+
   it('charges nothing for calls that cost nothing, and says 0 for a counter it did not touch', () => {
     const deltas = spendDeltas([row('a1', 'k1', 0, DAY), row('a1', 'k1', -1, DAY)]);
     expect(deltas.list).toEqual([]);
