@@ -2,9 +2,8 @@
 // after a lost acknowledgement is not counted twice), its raw rows, their hourly totals and
 // what it adds to the spend counters, all in one statement, so all or nothing without a
 // transaction around it. One statement where a transaction took five round trips: on the
-// embedded database each costs the event loop its share of a hand-over to the database's
-// thread, and the batch's turns of the event loop were the direct path's slowest requests
-// (docs/performance.md).
+// embedded database each round trip is a hand-over to the database's thread and back, and the
+// flushes were most of the direct path's slowest requests (docs/performance.md).
 import { lt, sql } from 'drizzle-orm';
 import type { Database, Db } from '../db/client.js';
 import { usageBatches } from '../db/schema.js';
