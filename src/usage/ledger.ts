@@ -50,7 +50,6 @@ interface Batch {
 const batchOf = (rows: UsageEntry[]): Batch => ({ id: randomUUID(), rows });
 /** The rows as batches of at most MAX_BATCH_ROWS, each one statement. */
 const batchesOf = (rows: UsageEntry[]): Batch[] => {
-  if (rows.length <= MAX_BATCH_ROWS) return [batchOf(rows)];
   const batches: Batch[] = [];
   for (let i = 0; i < rows.length; i += MAX_BATCH_ROWS) batches.push(batchOf(rows.slice(i, i + MAX_BATCH_ROWS)));
   return batches;
