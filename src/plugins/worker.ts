@@ -1,17 +1,21 @@
 // The background workers of this process (WORKER_CONCURRENCY of them; 0 for an API-only
-// process), the cancel notices that reach any run held here, and the retention job.
+// process), the cancel notices that reach any run held here, and the retention job (followed,
+// on the embedded database, by the vacuum it would otherwise never get: src/worker/vacuum.ts).
 // How it all behaves: docs/background-runs.md.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createRunLoader } from '../worker/load-run.js';
 import { createWorkerPool, type WorkerPool } from '../worker/pool.js';
 import { runRetention, type RetentionResult } from '../worker/retention.js';
+import { vacuumDue, type VacuumResult } from '../worker/vacuum.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     workerPool: WorkerPool;
     /** One retention job now (as of `now`); the workers also run it every RETENTION_INTERVAL_MS. */
     runRetention(now?: Date): Promise<RetentionResult>;
+    /** On the embedded database, vacuums and analyzes the tables due (after each retention job); null on PostgreSQL, whose autovacuum does it. */
+    vacuumEmbedded(): Promise<VacuumResult | null>;
   }
 }
 
@@ -53,6 +57,7 @@ async function workerPlugin(app: FastifyInstance) {
     auditDays: app.config.auditRetentionDays,
   };
   app.decorate('runRetention', (now?: Date) => runRetention(app.database, periods, now));
+  app.decorate('vacuumEmbedded', async () => (app.database.kind === 'pglite' ? vacuumDue(app.database) : null));
 
   // Any process may hold a run (synchronous ones too), so every process listens for cancels.
   // Subscribed while the routes register and awaited before the server listens (onReady): the
@@ -61,7 +66,24 @@ async function workerPlugin(app: FastifyInstance) {
   const timers: NodeJS.Timeout[] = [];
   if (worker.concurrency > 0) {
     subscriptions.push(app.runNotices.onPending(() => pool.wake()));
+    const vacuum = async () => {
+      const started = performance.now();
+      try {
+        const result = await app.vacuumEmbedded();
+        if (!result) return;
+        const { vacuumed, frozen, analyzed, failed } = result;
+        if (vacuumed.length + analyzed.length > 0) log.info({ vacuumed, frozen, analyzed, ms: Math.round(performance.now() - started) }, 'embedded database vacuumed');
+        if (failed.length > 0) log.warn({ failed }, 'embedded database vacuum failed for some tables');
+      } catch (error) {
+        log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'embedded database vacuum failed');
+      }
+    };
+    // One job at a time: a job that outlasts the interval (or the first one, due with the
+    // interval's own first tick when it is under a minute) is not joined by another.
+    let running = false;
     const retention = async () => {
+      if (running) return;
+      running = true;
       try {
         const result = await app.runRetention();
         if (result.deleted + result.keysCleared + result.usageRowsDeleted + result.responsesDeleted + result.auditRowsDeleted > 0) {
@@ -78,6 +100,9 @@ async function workerPlugin(app: FastifyInstance) {
         }
       } catch (error) {
         log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'retention job failed');
+      } finally {
+        await vacuum();
+        running = false;
       }
     };
     timers.push(setTimeout(() => void retention(), Math.min(FIRST_RETENTION_DELAY_MS, worker.retentionIntervalMs)));
