@@ -7,7 +7,7 @@ import fp from 'fastify-plugin';
 import { createRunLoader } from '../worker/load-run.js';
 import { createWorkerPool, type WorkerPool } from '../worker/pool.js';
 import { runRetention, type RetentionResult } from '../worker/retention.js';
-import { vacuumDue, type VacuumResult } from '../worker/vacuum.js';
+import { vacuumDue, type VacuumOptions, type VacuumResult } from '../worker/vacuum.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,7 +15,7 @@ declare module 'fastify' {
     /** One retention job now (as of `now`); the workers also run it every RETENTION_INTERVAL_MS. */
     runRetention(now?: Date): Promise<RetentionResult>;
     /** On the embedded database, vacuums and analyzes the tables due (after each retention job); null on PostgreSQL, whose autovacuum does it. */
-    vacuumEmbedded(): Promise<VacuumResult | null>;
+    vacuumEmbedded(options?: VacuumOptions): Promise<VacuumResult | null>;
   }
 }
 
@@ -57,7 +57,7 @@ async function workerPlugin(app: FastifyInstance) {
     auditDays: app.config.auditRetentionDays,
   };
   app.decorate('runRetention', (now?: Date) => runRetention(app.database, periods, now));
-  app.decorate('vacuumEmbedded', async () => (app.database.kind === 'pglite' ? vacuumDue(app.database) : null));
+  app.decorate('vacuumEmbedded', async (options?: VacuumOptions) => (app.database.kind === 'pglite' ? vacuumDue(app.database, options) : null));
 
   // Any process may hold a run (synchronous ones too), so every process listens for cancels.
   // Subscribed while the routes register and awaited before the server listens (onReady): the
@@ -66,10 +66,11 @@ async function workerPlugin(app: FastifyInstance) {
   const timers: NodeJS.Timeout[] = [];
   if (worker.concurrency > 0) {
     subscriptions.push(app.runNotices.onPending(() => pool.wake()));
+    let vacuums = 0;
     const vacuum = async () => {
       const started = performance.now();
       try {
-        const result = await app.vacuumEmbedded();
+        const result = await app.vacuumEmbedded({ all: vacuums++ === 0 });
         if (!result) return;
         const { vacuumed, frozen, analyzed, failed } = result;
         if (vacuumed.length + analyzed.length > 0) log.info({ vacuumed, frozen, analyzed, ms: Math.round(performance.now() - started) }, 'embedded database vacuumed');

@@ -27,13 +27,15 @@ export interface VacuumResult {
 
 // Which tables are due, by autovacuum's default thresholds: a vacuum for dead rows over 50 + 20%
 // of the live ones, or rows inserted since the last vacuum over 1,000 + 20% (insert-only tables
-// need it too, to be frozen and marked all-visible); a freeze for a relfrozenxid (the table's or
-// its TOAST table's) older than $1; an analyze for rows changed since the last one over 50 + 10%.
-// Catalogs included: their transaction ids age like any other table's.
+// need it too, to be frozen and marked all-visible), or for every table of ours when $2 is true;
+// a freeze for a relfrozenxid (the table's or its TOAST table's) older than $1; an analyze for
+// rows changed since the last one over 50 + 10%. Catalogs included: their transaction ids age
+// like any other table's.
 const DUE_SQL = `
 SELECT format('%I.%I', n.nspname, c.relname) AS name,
   coalesce(s.n_dead_tup, 0) > 50 + 0.2 * coalesce(s.n_live_tup, 0)
-    OR coalesce(s.n_ins_since_vacuum, 0) > 1000 + 0.2 * coalesce(s.n_live_tup, 0) AS vacuum,
+    OR coalesce(s.n_ins_since_vacuum, 0) > 1000 + 0.2 * coalesce(s.n_live_tup, 0)
+    OR ($2::boolean AND n.nspname = 'public') AS vacuum,
   greatest(age(c.relfrozenxid), coalesce(age(t.relfrozenxid), 0)) > $1::int AS freeze,
   coalesce(s.n_mod_since_analyze, 0) > 50 + 0.1 * coalesce(s.n_live_tup, 0) AS analyze
 FROM pg_class c
@@ -43,11 +45,23 @@ LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid
 WHERE c.relkind IN ('r', 'm') AND c.relpersistence = 'p'
 ORDER BY c.oid`;
 
-/** Vacuums, freezes and analyzes the tables that are due (DUE_SQL); `freezeAge` is for tests. */
-export async function vacuumDue(database: Pick<Database, 'query'>, freezeAge = FREEZE_TABLE_AGE): Promise<VacuumResult> {
+export interface VacuumOptions {
+  /**
+   * Vacuum every table of ours, due or not. The embedded database's statistics start from zero
+   * at every start (PGlite keeps none across a close), so rows that died before it are counted
+   * nowhere: the first job of a process vacuums every table once, which costs little where
+   * nothing is to do (pages known clean are skipped).
+   */
+  all?: boolean;
+  /** Tests: a lower age than FREEZE_TABLE_AGE. */
+  freezeAge?: number;
+}
+
+/** Vacuums, freezes and analyzes the tables that are due (DUE_SQL). */
+export async function vacuumDue(database: Pick<Database, 'query'>, { all = false, freezeAge = FREEZE_TABLE_AGE }: VacuumOptions = {}): Promise<VacuumResult> {
   // The statistics this backend has gathered reach the views at its next report, not at once.
   await database.query('SELECT pg_stat_force_next_flush()');
-  const due = await database.query<{ name: string; vacuum: boolean; freeze: boolean; analyze: boolean }>(DUE_SQL, [freezeAge]);
+  const due = await database.query<{ name: string; vacuum: boolean; freeze: boolean; analyze: boolean }>(DUE_SQL, [freezeAge, all]);
   const result: VacuumResult = { vacuumed: [], frozen: [], analyzed: [], failed: [] };
   for (const { name, vacuum, freeze, analyze } of due) {
     // The name comes from format('%I.%I'): quoted as an identifier by the database itself.
