@@ -14,7 +14,7 @@ import { createLadderRunner, type LadderRunner } from '../services/ladder-runs.j
 import { createLadderService, type LadderService } from '../services/ladders.js';
 import { createRunNotices, type RunNotices } from '../services/run-notices.js';
 import { estimatePromptTokens } from '../usage/metering.js';
-import { insertRunning } from '../worker/claim.js';
+import { preparedInsertRunning } from '../worker/claim.js';
 import { createRunExecutor, type RunExecutor } from '../worker/execute.js';
 import { createLeaseKeeper, type LeaseKeeper } from '../worker/lease.js';
 
@@ -62,7 +62,7 @@ async function laddersPlugin(app: FastifyInstance) {
     'ladderRunner',
     instrumentRunner(createLadderRunner({ // metrics: counts the synchronous runs
       instances,
-      startSync: (input, stepsTotal) => insertRunning(app.database, input, { holder, leaseMs: worker.leaseMs, stepsTotal }),
+      startSync: preparedInsertRunning(app.database, { holder, leaseMs: worker.leaseMs }),
       executor,
       connections: app.connections,
       limits: {

@@ -51,13 +51,17 @@ export interface VisibleLadder {
 }
 
 export function createLadderService(db: Db) {
+  // Every run of a saved ladder starts here: built once (drizzle builds a query's text anew for
+  // each call otherwise, 75-90 µs of the main thread for this join).
+  const current = db
+    .select({ ladder: ladders, config: ladderVersions.config })
+    .from(ladders)
+    .innerJoin(accounts, eq(accounts.id, ladders.accountId))
+    .innerJoin(ladderVersions, and(eq(ladderVersions.ladderId, ladders.id), eq(ladderVersions.version, ladders.currentVersion)))
+    .where(and(eq(accounts.username, sql.placeholder('author')), eq(ladders.slug, sql.placeholder('slug'))))
+    .prepare('ladder_current');
   async function find(author: string, slug: string) {
-    const [found] = await db
-      .select({ ladder: ladders, config: ladderVersions.config })
-      .from(ladders)
-      .innerJoin(accounts, eq(accounts.id, ladders.accountId))
-      .innerJoin(ladderVersions, and(eq(ladderVersions.ladderId, ladders.id), eq(ladderVersions.version, ladders.currentVersion)))
-      .where(and(eq(accounts.username, author), eq(ladders.slug, slug)));
+    const [found] = await current.execute({ author, slug });
     return found;
   }
 

@@ -121,21 +121,46 @@ export async function finishInterrupted(database: Pick<Database, 'query'>, maxAt
   return rows.map((r) => r.id);
 }
 
-/** A synchronous run's row: running at once, held by the request's process (fence 1). */
-export async function insertRunning(database: Pick<Database, 'db'>, input: NewInstance, options: ClaimOptions & { stepsTotal: number }): Promise<InstanceRow> {
-  const [row] = await database.db
+/**
+ * Inserts a synchronous run's row: running at once, held by the request's process (fence 1).
+ * Built once (drizzle builds a statement's text anew for each call otherwise, a few dozen µs of
+ * the main thread for this row's 30 columns), executed for each run.
+ */
+export function preparedInsertRunning(database: Pick<Database, 'db'>, options: ClaimOptions): (input: NewInstance, stepsTotal: number) => Promise<InstanceRow> {
+  const value = (name: string) => sql.placeholder(name);
+  const statement = database.db
     .insert(instances)
     .values({
-      ...input,
+      ladderId: value('ladderId'),
+      ladderVersion: value('ladderVersion'),
+      author: value('author'),
+      slug: value('slug'),
+      accountId: value('accountId'),
+      apiKeyId: value('apiKeyId'),
+      mode: value('mode'),
+      model: value('model'),
+      input: value('input'),
+      knobs: value('knobs'),
+      rerunOf: value('rerunOf'),
+      traceParent: value('traceParent'),
       status: 'running',
       startedAt: sql`now()`,
       attempts: 1,
       fence: 1,
       claimedBy: options.holder,
       leaseExpiresAt: sql`now() + ${options.leaseMs}::int * interval '1 millisecond'`,
-      stepsTotal: options.stepsTotal,
+      stepsTotal: value('stepsTotal'),
     })
-    .returning();
-  return row!;
+    .returning()
+    .prepare('ladder_insert_running');
+  return async (input, stepsTotal) => {
+    const [row] = await statement.execute({
+      ...input,
+      rerunOf: input.rerunOf ?? null,
+      traceParent: input.traceParent ?? null,
+      stepsTotal,
+    });
+    return row!;
+  };
 }
 

@@ -146,13 +146,12 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           ...(tracer ? { tracer } : {}),
         });
         const result = await (deps.tracer ? deps.tracer.run(spanInfo(args), run) : run());
-        // A synchronous run's checkpoints were written while it went on: all must be in before its outcome.
-        if (held.kind === 'sync') await journal.settle();
+        // A run's last checkpoints go with its outcome, in its statement. When that found the run
+        // no longer ours, the run is not answered as finished: a synchronous one was failed as
+        // run_interrupted by whoever took it; a background one is replayed by its new holder.
         const finishedAt = await journal.finish({ status: 'completed', answer: result.answer, progress: result }, result.trace);
-        // A background run's last checkpoints go with its outcome: when that found the run no
-        // longer ours, whoever holds it now replays what was stored and records the outcome.
-        if (!finishedAt && held.kind === 'async') return { outcome: 'abandoned', error: new LadderRunError(leaseLost(), result), released: false };
-        return { outcome: 'finished', result, finishedAt: finishedAt ?? new Date() };
+        if (!finishedAt) return { outcome: 'abandoned', error: new LadderRunError(leaseLost(), result), released: false };
+        return { outcome: 'finished', result, finishedAt };
       } catch (caught) {
         const error = caught instanceof LadderRunError ? caught : new LadderRunError(caught instanceof ApiError ? caught : internalError(), emptyProgress());
         if (!(caught instanceof ApiError)) error.cause = caught;

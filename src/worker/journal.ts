@@ -14,7 +14,7 @@
 // - the outcome takes what is still queued into its own statement: a run's last checkpoints
 //   (a one-call run's only one) cost no statement of their own.
 // A synchronous run is never resumed (its process gone, it fails: see claim.ts), so its calls do
-// not wait: `settle()` writes what is left before its outcome is recorded and its client answered.
+// not wait (`pipelined`); its client is answered once the outcome, with what was left, is stored.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
 import type { CallDetail, NodePlace, RecordedCall, RunJournal, RunProgress, StepPlace, StepTrace } from '../ladders/engine/run-types.js';
