@@ -3,7 +3,8 @@
 // PostgreSQL too:
 //   1. per model call: 32-call ladders, sequential (one call after another) and fan-out (31
 //      calls side by side, then one), run by the interpreter alone (no database), as
-//      synchronous runs (row, lease, checkpoints, events) and as background runs;
+//      synchronous runs (row, lease, checkpoints, events) and as background runs; and a one-call
+//      ladder run synchronously against the same call made directly (what a run costs on its own);
 //   2. pickup: pending insert to `running` on an idle process (database clock);
 //   3. throughput: one-call instances completed per second by one process.
 // CPU time is given for the whole process and for its main thread alone: the main thread's is
@@ -36,6 +37,8 @@ const INSTANCES = Number(process.env.BENCH_INSTANCES ?? (SMOKE ? 100 : 2000));
 /** Runs of every mode and shape before any is timed (BENCH_WARMUP), and the rounds the timed runs are taken in. */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? (SMOKE ? 1 : 20));
 const ROUNDS = SMOKE ? 1 : 3;
+/** One-call ladders and direct calls timed side by side (in ROUNDS rounds). */
+const SINGLE_CALLS = SMOKE ? 30 : 600;
 /** Calls side by side in a fan-out step: the run's cap must let them all go at once. */
 const FAN_OUT = 31;
 
@@ -242,6 +245,40 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
         figure(`${prefix}.${shape}.main_thread_cpu_per_call.async`, cpuPerCall(main.async), 'ms'),
         figure(`${prefix}.${shape}.checkpoint_writes_per_run.sync`, writes.sync, 'statements'),
         figure(`${prefix}.${shape}.checkpoint_writes_per_run.async`, writes.async, 'statements'),
+      );
+    }
+
+    // 1b. A one-call ladder against the same call made directly: what a run costs on its own
+    // (the ladder's lookup, its row, its outcome), which the per-call figures above spread over 32 calls.
+    {
+      const body = (input: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: input }] });
+      const direct = (input: string) => call(tls, `${serviceUrl}/v1/chat/completions`, auth, body(input));
+      const ladder = (input: string) => call(tls, `${serviceUrl}/v1/${username}/single/chat/completions`, auth, body(input));
+      for (let i = 0; i < WARMUP * 10; i++) {
+        await direct(`warm-up ${i}`);
+        await ladder(`warm-up ${i}`);
+      }
+      const wall = { direct: 0, ladder: 0 };
+      const main = { direct: 0, ladder: 0 };
+      const count = SINGLE_CALLS / ROUNDS;
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [mode, send] of [['direct', direct], ['ladder', ladder]] as const) {
+          const [started, mainStart] = [performance.now(), cpuTimeUs(process.pid, true) ?? Number.NaN];
+          for (let i = 0; i < count; i++) await send(`${mode} ${round} ${i}`);
+          wall[mode] += performance.now() - started;
+          main[mode] += ((cpuTimeUs(process.pid, true) ?? Number.NaN) - mainStart) / 1000;
+        }
+      }
+      const per = (ms: number) => ms / (count * ROUNDS);
+      lines.push(
+        `  one-call ladder over the same call direct, ${count * ROUNDS} each: ${per(wall.ladder).toFixed(3)} / ${per(wall.direct).toFixed(3)} ms a request ` +
+          `(${signed(per(wall.ladder - wall.direct))} ms), main thread ${per(main.ladder).toFixed(3)} / ${per(main.direct).toFixed(3)} ms (${signed(per(main.ladder - main.direct))} ms)`,
+      );
+      figures.push(
+        figure(`${prefix}.one_call.direct_ms`, per(wall.direct), 'ms'),
+        figure(`${prefix}.one_call.sync_ladder_ms`, per(wall.ladder), 'ms'),
+        figure(`${prefix}.one_call.sync_added_ms`, per(wall.ladder - wall.direct), 'ms'),
+        figure(`${prefix}.one_call.sync_added_main_thread_cpu_ms`, per(main.ladder - main.direct), 'ms'),
       );
     }
 
