@@ -1,9 +1,12 @@
 // Infrastructure: the configuration, the database and the secret box, decorated onto the
-// instance for the services and routes registered after it.
+// instance for the services and routes registered after it; and the embedded database's
+// checkpoints, which it has no process of its own for (src/db/checkpoint.ts).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
+import { CHECKPOINT_CHECK_MS, checkpointIfDue } from '../db/checkpoint.js';
 import { openDatabase, type Database, type Db } from '../db/client.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { loadSecretBox } from '../crypto/data-dir-secrets.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 
@@ -42,6 +45,20 @@ async function infrastructure(app: FastifyInstance, options: InfrastructureOptio
     if (database.created?.from === 'image') app.log.info('created the embedded database from the prebuilt image');
     else if (database.created) app.log.info({ image_skipped: database.created.imageSkipped }, 'created the embedded database (initdb)');
   });
+  if (database.kind === 'pglite') {
+    const log = app.log.child({ component: 'database' });
+    const checkpoint = async () => {
+      try {
+        const taken = await checkpointIfDue(database);
+        if (taken) log.debug({ wal_bytes: taken.walBytes, ms: Math.round(taken.ms) }, 'embedded database checkpoint');
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'embedded database checkpoint failed');
+      }
+    };
+    const timer = setInterval(() => void checkpoint(), CHECKPOINT_CHECK_MS).unref();
+    // Before the database closes (which makes a checkpoint of its own).
+    app.addHook('preClose', async () => clearInterval(timer));
+  }
   app.decorate('config', config);
   app.decorate('database', database);
   app.decorate('db', database.db);

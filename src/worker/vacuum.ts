@@ -6,8 +6,9 @@
 // - old transaction ids would never be frozen, and a standalone backend, unlike a server, does not
 //   stop before the counter wraps around: after 2^31 write transactions, old rows would vanish.
 // So after each retention job the service does that job itself, with PostgreSQL's own default
-// thresholds, one table per statement so that other statements run in between (docs/operations.md,
-// "The embedded database"). A PostgreSQL server has its autovacuum; the service leaves it alone there.
+// thresholds, one table per statement so that other statements run in between
+// (docs/background-runs.md, "The embedded database's vacuum and checkpoints"). A PostgreSQL
+// server has its autovacuum; the service leaves it alone there.
 import type { Database } from '../db/client.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 
