@@ -29,7 +29,8 @@ export interface VacuumResult {
 // Which tables are due, by autovacuum's default thresholds: a vacuum for dead rows over 50 + 20%
 // of the live ones, or rows inserted since the last vacuum over 1,000 + 20% (insert-only tables
 // need it too, to be frozen and marked all-visible), or for every table of ours when $2 is true;
-// a freeze for a relfrozenxid (the table's or its TOAST table's) older than $1; an analyze for
+// a freeze for a relfrozenxid (the table's or its TOAST table's) older than $1, or a relminmxid
+// (multixacts: row locks shared by transactions, rare with one backend) as old; an analyze for
 // rows changed since the last one over 50 + 10%. Catalogs included: their transaction ids age
 // like any other table's.
 const DUE_SQL = `
@@ -37,7 +38,7 @@ SELECT format('%I.%I', n.nspname, c.relname) AS name,
   coalesce(s.n_dead_tup, 0) > 50 + 0.2 * coalesce(s.n_live_tup, 0)
     OR coalesce(s.n_ins_since_vacuum, 0) > 1000 + 0.2 * coalesce(s.n_live_tup, 0)
     OR ($2::boolean AND n.nspname = 'public') AS vacuum,
-  greatest(age(c.relfrozenxid), coalesce(age(t.relfrozenxid), 0)) > $1::int AS freeze,
+  greatest(age(c.relfrozenxid), coalesce(age(t.relfrozenxid), 0), mxid_age(c.relminmxid), coalesce(mxid_age(t.relminmxid), 0)) > $1::int AS freeze,
   coalesce(s.n_mod_since_analyze, 0) > 50 + 0.1 * coalesce(s.n_live_tup, 0) AS analyze
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
