@@ -6,7 +6,7 @@ import { instances, type InstanceStatus } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import { nanosToUsd } from '../money.js';
 import { findAccount } from './accounts.js';
-import { createInstanceService, type InstanceRow } from './instances.js';
+import type { InstanceRow } from './instances.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const DEFAULT_INSTANCE_LIMIT = 50;
@@ -55,7 +55,7 @@ export const unknownInstance = (id: string) => notFound('instance_not_found', `N
 
 /** One run with its usage, knobs, answer or error; 404 instance_not_found for an unknown or malformed id. */
 export async function showInstance(db: Db, id: string) {
-  const row = isInstanceId(id) ? await createInstanceService(db).get(id) : null;
+  const [row] = isInstanceId(id) ? await db.select().from(instances).where(eq(instances.id, id)) : [];
   if (!row) throw unknownInstance(id);
   return { ...instanceSummary(row), usage: row.usage, knobs: row.knobs, answer: row.answer, error: row.error };
 }
