@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { CHECKPOINT_CHECK_MS, checkpointIfDue } from '../db/checkpoint.js';
 import { openDatabase, type Database, type Db } from '../db/client.js';
+import { loggableError } from '../db/errors.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { loadSecretBox } from '../crypto/data-dir-secrets.js';
 import type { SecretBox } from '../crypto/secret-box.js';
@@ -52,7 +53,7 @@ async function infrastructure(app: FastifyInstance, options: InfrastructureOptio
         const taken = await checkpointIfDue(database);
         if (taken) log.debug({ wal_bytes: taken.walBytes, ms: Math.round(taken.ms) }, 'embedded database checkpoint');
       } catch (error) {
-        if (!isDatabaseUnavailable(error)) log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'embedded database checkpoint failed');
+        if (!isDatabaseUnavailable(error)) log.warn({ err: loggableError(error) }, 'embedded database checkpoint failed');
       }
     };
     const timer = setInterval(() => void checkpoint(), CHECKPOINT_CHECK_MS).unref();

@@ -4,6 +4,7 @@
 // How it all behaves: docs/background-runs.md.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { loggableError } from '../db/errors.js';
 import { createRunLoader } from '../worker/load-run.js';
 import { createWorkerPool, type WorkerPool } from '../worker/pool.js';
 import { runRetention, type RetentionResult } from '../worker/retention.js';
@@ -76,7 +77,7 @@ async function workerPlugin(app: FastifyInstance) {
         if (vacuumed.length + analyzed.length > 0) log.info({ vacuumed, frozen, analyzed, ms: Math.round(performance.now() - started) }, 'embedded database vacuumed');
         if (failed.length > 0) log.warn({ failed }, 'embedded database vacuum failed for some tables');
       } catch (error) {
-        log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'embedded database vacuum failed');
+        log.warn({ err: loggableError(error) }, 'embedded database vacuum failed');
       }
     };
     // One job at a time: a job that outlasts the interval (or the first one, due with the
