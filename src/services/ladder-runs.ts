@@ -167,6 +167,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
       const { principal, ladder, model, knobs, connections, input, limits, stepsTotal } = await prepare(req);
       const config: LadderConfig = ladder.config;
       await deps.metering?.checkRunStart(subjectOf(principal)); // quotas: refuse a run over a limit before recording it
+      const leasedAt = performance.now();
       const instance = await deps.startSync(
         {
           ladderId: ladder.row.id,
@@ -184,7 +185,7 @@ export function createLadderRunner(deps: LadderRunnerDeps) {
       );
       req.onInstance?.(instance);
       const execution = await deps.executor.execute({
-        held: { kind: 'sync', id: instance.id, fence: instance.fence, attempts: 1, resumed: false, cancelRequested: false },
+        held: { kind: 'sync', id: instance.id, fence: instance.fence, attempts: 1, resumed: false, cancelRequested: false, leasedAt },
         config,
         model,
         input: instance.input,

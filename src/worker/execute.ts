@@ -53,6 +53,8 @@ export interface HeldInstance extends HeldRun {
   /** Started before: load its checkpoints and go on from its last event. */
   resumed: boolean;
   cancelRequested: boolean;
+  /** When the statement that took its lease was sent (performance.now()); by default, when it starts here. */
+  leasedAt?: number;
 }
 
 export interface ExecuteArgs {
@@ -104,7 +106,7 @@ export function createRunExecutor(deps: RunExecutorDeps) {
       const { held, config } = args;
       const meter = args.meter ?? ((call: ModelCall) => call);
       const controller = new AbortController();
-      const untrack = deps.leases.track(held, held.kind, controller);
+      const untrack = deps.leases.track(held, held.kind, controller, held.leasedAt);
       const signal = args.signal ? AbortSignal.any([args.signal, controller.signal]) : controller.signal;
       let journal: InstanceJournal | null = null;
       try {
@@ -119,6 +121,7 @@ export function createRunExecutor(deps: RunExecutorDeps) {
           stepsTotal: stepsTotal(config, args.knobs),
           onLost: () => controller.abort(leaseLost()),
           pipelined: held.kind === 'sync',
+          surelyHeld: () => deps.leases.surelyHeld(held.id),
         });
         journal.event('instance.started', {
           attempt: held.attempts,

@@ -8,9 +8,12 @@
 // Group commit: a finished call's checkpoint is queued and the run goes on; queued checkpoints
 // go out together, in one statement, after at most CHECKPOINT_BATCH_MS (calls finishing close
 // together: a fan-out step), or sooner when the run needs them stored:
-// - a background run makes no model call before every finished call of it is stored
-//   (`beforeCall()`), so a run resumed elsewhere never pays for one twice; the vendor call waits
-//   for the write, the local work before it (the next prompt) does not;
+// - a background run makes no model call before every finished call of it is stored or in the
+//   statement under way (`beforeCall()`): while its lease surely holds, the next call goes out
+//   alongside the write of the calls before it (a crash during that write repays those calls,
+//   as it would have before, and the one in flight, which was never finished); otherwise it
+//   waits until they are stored. A run resumed elsewhere never pays twice for a call it stored,
+//   and no call goes out once another process may have taken the run over;
 // - the outcome takes what is still queued into its own statement: a run's last checkpoints
 //   (a one-call run's only one) cost no statement of their own.
 // A synchronous run is never resumed (its process gone, it fails: see claim.ts), so its calls do
@@ -150,10 +153,16 @@ export class InstanceJournal implements RunJournal {
       onLost: (error: unknown) => void;
       /** Its calls never wait for checkpoints (a synchronous run, which is never resumed): `beforeCall()` is a no-op. */
       pipelined?: boolean;
+      /**
+       * True while no other process can take the run over (src/worker/lease.ts): a call may then
+       * go out while the checkpoints before it are being written. Without it, calls wait for them.
+       */
+      surelyHeld?: () => boolean;
     },
   ) {
     this.seq = options.lastSeq;
     this.pipelined = options.pipelined ?? false;
+    this.surelyHeld = options.surelyHeld ?? (() => false);
     this.stepsTotal = options.stepsTotal;
     this.onLost = options.onLost;
     const recorded = options.recorded;
@@ -163,6 +172,7 @@ export class InstanceJournal implements RunJournal {
   private readonly stepsTotal: number;
   private readonly onLost: (error: unknown) => void;
   private readonly pipelined: boolean;
+  private readonly surelyHeld: () => boolean;
 
   /** Queues an event; it goes out with the next checkpoint, or on its own shortly. */
   event(type: string, data: Record<string, unknown>): void {
@@ -219,12 +229,20 @@ export class InstanceJournal implements RunJournal {
 
   /**
    * Before each model call of a background run: resolves once every finished call's checkpoint
-   * is stored (writing those queued now), so that a run resumed elsewhere replays them rather
-   * than paying again; rejects when the run is no longer ours. Nothing for a synchronous run.
+   * is stored or in the write under way (starting the write of those queued now; while the lease
+   * does not surely hold, once they are stored), so that a run resumed elsewhere replays them
+   * rather than paying again; rejects when the run is no longer ours. Nothing for a synchronous run.
    */
   beforeCall(): Promise<void> | undefined {
     if (this.pipelined) return undefined;
-    return this.settle();
+    return this.surelyHeld() ? this.overlap() : this.settle();
+  }
+
+  /** Waits for the writes under way (one, usually done: it went alongside the last call), then starts the write of what is queued. */
+  private async overlap(): Promise<void> {
+    await this.chain;
+    if (this.lost) throw leaseLost();
+    if (this.queued.length > 0) this.writeQueued().catch(() => {});
   }
 
   /** Writes what is queued and waits for every write under way; throws when one found the run no longer ours. */

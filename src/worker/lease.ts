@@ -5,6 +5,8 @@
 // writes nothing more; a cancel request aborts it as cancelled. On the embedded database no
 // other process can take a run over (one process owns the data directory), so a renewal that
 // comes late there (an overloaded machine) stops nothing: the run goes on and is renewed late.
+// Times are the monotonic clock's (performance.now()): a wall clock set back must not make a
+// lease look younger than it is.
 import type { Database } from '../db/client.js';
 import type { ApiError } from '../errors.js';
 import { runCancelled } from '../ladders/engine/limits.js';
@@ -29,7 +31,7 @@ export type RunKind = 'sync' | 'async';
 interface LocalRun extends HeldRun {
   kind: RunKind;
   controller: AbortController;
-  /** Date.now() of the last renewal the database confirmed. */
+  /** When the last renewal the database confirmed was sent (performance.now()). */
   renewedAt: number;
 }
 
@@ -48,7 +50,7 @@ export function createLeaseKeeper(options: LeaseKeeperOptions) {
   const runs = new Map<string, LocalRun>();
   let timer: NodeJS.Timeout | null = null;
   let busy = false;
-  let lastRenewal = 0;
+  let lastRenewal = -Infinity;
   let stopped = false;
 
   const abort = (run: LocalRun, reason: ApiError) => {
@@ -62,7 +64,7 @@ export function createLeaseKeeper(options: LeaseKeeperOptions) {
     const local = [...runs.values()];
     const ids = local.map((r) => r.id);
     const fences = local.map((r) => r.fence);
-    const started = Date.now();
+    const started = performance.now();
     try {
       let renew = started - lastRenewal >= leaseMs / 3;
       if (!renew) {
@@ -88,7 +90,7 @@ export function createLeaseKeeper(options: LeaseKeeperOptions) {
     }
     // A lease that could not be renewed in time may already be another process's (never on an exclusive database).
     if (!options.exclusive) {
-      const now = Date.now();
+      const now = performance.now();
       for (const run of local) {
         if (runs.get(run.id) === run && now - run.renewedAt >= leaseMs) abort(run, leaseLost());
       }
@@ -108,14 +110,31 @@ export function createLeaseKeeper(options: LeaseKeeperOptions) {
   }
 
   return {
-    /** Starts watching a run whose lease this process just took; `controller` is aborted with the reason it must stop. */
-    track(run: HeldRun, kind: RunKind, controller: AbortController): () => void {
-      const local: LocalRun = { id: run.id, fence: run.fence, kind, controller, renewedAt: Date.now() };
+    /**
+     * Starts watching a run whose lease this process just took; `controller` is aborted with the
+     * reason it must stop. `leasedAt`: when the statement that took the lease was sent
+     * (performance.now()), from which the lease counts.
+     */
+    track(run: HeldRun, kind: RunKind, controller: AbortController, leasedAt = performance.now()): () => void {
+      const local: LocalRun = { id: run.id, fence: run.fence, kind, controller, renewedAt: leasedAt };
       runs.set(run.id, local);
       startTimer();
       return () => {
         if (runs.get(run.id) === local) runs.delete(run.id);
       };
+    },
+
+    /**
+     * Whether no other process can have taken the run over, nor can before a third of the lease
+     * has passed: always on an exclusive database; elsewhere while the last confirmed renewal is
+     * younger than two thirds of the lease (a takeover needs the whole lease to have run out).
+     * A background run's next call may then go out while its checkpoints are being written
+     * (src/worker/journal.ts).
+     */
+    surelyHeld(instanceId: string): boolean {
+      const run = runs.get(instanceId);
+      if (!run) return false;
+      return options.exclusive === true || performance.now() - run.renewedAt < (leaseMs * 2) / 3;
     },
 
     /** A cancel notice for an instance: aborts it if it runs here. */

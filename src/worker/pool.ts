@@ -54,8 +54,8 @@ export function createWorkerPool(options: WorkerPoolOptions) {
 
   const free = () => concurrency - active.size;
 
-  function start(row: ClaimedInstance): void {
-    const run = runOne(row).catch((error: unknown) => {
+  function start(row: ClaimedInstance, leasedAt: number): void {
+    const run = runOne(row, leasedAt).catch((error: unknown) => {
       log.error({ instance_id: row.id, err: { message: error instanceof Error ? error.message : String(error) } }, 'background run crashed');
     });
     const tracked = run.finally(() => {
@@ -68,9 +68,9 @@ export function createWorkerPool(options: WorkerPoolOptions) {
     options.metrics?.workerBusy(active.size);
   }
 
-  async function runOne(row: ClaimedInstance): Promise<void> {
+  async function runOne(row: ClaimedInstance, leasedAt: number): Promise<void> {
     const started = Date.now();
-    const held = { kind: 'async' as const, id: row.id, fence: row.fence, attempts: row.attempts, resumed: row.resumed, cancelRequested: row.cancelRequested };
+    const held = { kind: 'async' as const, id: row.id, fence: row.fence, attempts: row.attempts, resumed: row.resumed, cancelRequested: row.cancelRequested, leasedAt };
     const subject = { accountId: row.accountId, username: row.username, apiKeyId: row.apiKeyId };
     let loaded;
     try {
@@ -114,8 +114,9 @@ export function createWorkerPool(options: WorkerPoolOptions) {
       again = false;
       while (!stopping && free() > 0) {
         const want = Math.min(free(), CLAIM_BATCH);
+        const leasedAt = performance.now();
         const rows = await claimPending(database, claim, want);
-        for (const row of rows) start(row);
+        for (const row of rows) start(row, leasedAt);
         if (rows.length < want) break;
       }
     } while (again && !stopping && free() > 0);
@@ -142,8 +143,9 @@ export function createWorkerPool(options: WorkerPoolOptions) {
       const failed = await finishInterrupted(database, options.maxAttempts, options.leases.heldIds());
       if (failed.length > 0) log.warn({ instances: failed }, 'runs interrupted: their processes stopped');
       if (free() > 0) {
+        const leasedAt = performance.now();
         const rows = await claimExpired(database, claim, Math.min(free(), CLAIM_BATCH), options.leases.heldIds());
-        for (const row of rows) start(row);
+        for (const row of rows) start(row, leasedAt);
         if (rows.length > 0) log.info({ instances: rows.map((r) => r.id) }, 'took over runs whose process stopped');
       }
     } catch (error) {

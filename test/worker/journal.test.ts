@@ -1,7 +1,8 @@
 // The journal's writes: checkpoints of calls finishing together go out in one statement (group
 // commit); a background run makes no model call before its finished calls' checkpoints are
-// stored, and its last ones go out with its outcome; a synchronous run's checkpoints are written
-// behind it and settled before its outcome; a stale fence still writes nothing.
+// stored or in the write under way (stored, unless its lease surely holds), and its last ones go
+// out with its outcome; a synchronous run's checkpoints are written behind it and settled before
+// its outcome; a stale fence still writes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/client.js';
 import { ApiError } from '../../src/errors.js';
@@ -43,7 +44,7 @@ function counting() {
   return { db, statements, eventTypes };
 }
 
-const held = async (fence = 1) =>
+const insertHeld = async (fence = 1) =>
   insertPending(database, { ladderId: null, ladderVersion: 1, author: 'a', slug: 's', accountId, input: 'q' }, { status: 'running', fence, attempts: 1, started_at: new Date() });
 const call = (n: number) => ({ output: `out ${n}`, usage: { prompt_tokens: n, completion_tokens: 1, total_tokens: n + 1 }, costNanos: n * 1_000_000, provider: 'openai', latencyMs: n });
 const place = (n: number) => ({ stepId: 'fan', pass: 1, depth: 0, node: n, key: `1.fan.${n}` });
@@ -51,7 +52,7 @@ const progress = (n: number) => ({ usage: { prompt_tokens: n, completion_tokens:
 
 describe('the run journal', () => {
   it('writes the checkpoints of calls finishing together in one statement; the next call waits until they are stored', async () => {
-    const id = await held();
+    const id = await insertHeld();
     const { db, statements } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
     for (const n of [1, 2, 3, 4, 5]) await journal.callCompleted(place(n), call(n), { prompt: `p${n}`, survived: true, progress: progress(n) });
@@ -70,7 +71,7 @@ describe('the run journal', () => {
   });
 
   it('writes gathered checkpoints after the gathering window when no call asks for them', async () => {
-    const id = await held();
+    const id = await insertHeld();
     const { db, statements } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
     for (const n of [1, 2]) await journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) });
@@ -80,7 +81,7 @@ describe('the run journal', () => {
   });
 
   it('a call finishing while a write is under way goes out with the next one, after it', async () => {
-    const id = await held();
+    const id = await insertHeld();
     const { db, statements } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
     await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
@@ -95,7 +96,7 @@ describe('the run journal', () => {
   });
 
   it("a run's last checkpoints go out with its outcome, in one statement", async () => {
-    const id = await held();
+    const id = await insertHeld();
     const { db, statements, eventTypes } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {} });
     await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
@@ -110,7 +111,7 @@ describe('the run journal', () => {
   });
 
   it('pipelined (a synchronous run): calls go on at once, settle() waits for the checkpoints', async () => {
-    const id = await held();
+    const id = await insertHeld();
     const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
     for (const n of [1, 2, 3]) await journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) });
     expect(journal.beforeCall()).toBeUndefined();
@@ -122,7 +123,7 @@ describe('the run journal', () => {
   });
 
   it('pipelined: the checkpoints of calls finishing one after another are gathered into one write', async () => {
-    const id = await held();
+    const id = await insertHeld();
     const { db, statements } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
     for (const n of [1, 2, 3]) {
@@ -137,7 +138,7 @@ describe('the run journal', () => {
   });
 
   it('pipelined: gathered checkpoints and their events are written without waiting for settle()', async () => {
-    const id = await held();
+    const id = await insertHeld();
     const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
     await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });
     await waitFor(async () => (await callKeys(database, id)).length > 0, 15_000, 'the checkpoint');
@@ -147,7 +148,7 @@ describe('the run journal', () => {
   });
 
   it('pipelined, failed without settle(): the gathered checkpoints go out with the outcome, the final event after theirs', async () => {
-    const id = await held();
+    const id = await insertHeld();
     const { db, statements, eventTypes } = counting();
     const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, pipelined: true });
     for (const n of [1, 2]) await journal.callCompleted(place(n), call(n), { prompt: 'p', survived: true, progress: progress(n) });
@@ -161,12 +162,91 @@ describe('the run journal', () => {
     expect(await instance(database, id)).toMatchObject({ status: 'failed', model_calls: 2 });
   });
 
+  describe('a background run whose lease surely holds: the next call goes out alongside the write of the checkpoints before it', () => {
+    /** The database, holding each checkpoint write until `release()`. */
+    function heldWrites() {
+      const writes: Array<{ release: () => void; done: Promise<unknown> }> = [];
+      const db: Pick<Database, 'query' | 'queryRelaxed'> = {
+        query: (text, params, name) => database.query(text, params, name),
+        queryRelaxed: async <Row>(name: string, text: string, params?: unknown[]) => {
+          let release!: () => void;
+          const gate = new Promise<void>((resolve) => (release = resolve));
+          const done = gate.then(() => database.queryRelaxed<Row>(name, text, params));
+          writes.push({ release, done });
+          return done;
+        },
+      };
+      return { db, writes };
+    }
+
+    it('a call goes out while the checkpoint before it is written; the call after it waits for that write, then starts the next', async () => {
+      const id = await insertHeld();
+      const { db, writes } = heldWrites();
+      const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, surelyHeld: () => true });
+      await journal.callCompleted(place(1), call(1), { prompt: 'p1', survived: true, progress: progress(1) });
+      // Call 2 goes out: the write of checkpoint 1 is sent, not stored.
+      await journal.beforeCall();
+      expect(writes).toHaveLength(1);
+      expect(await callKeys(database, id)).toEqual([]);
+      await journal.callCompleted(place(2), call(2), { prompt: 'p2', survived: true, progress: progress(2) });
+      // Call 3 waits for the write under way: no call goes out with two writes unfinished.
+      let third = false;
+      const before3 = journal.beforeCall()!.then(() => (third = true));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(third).toBe(false);
+      expect(writes).toHaveLength(1);
+      writes[0]!.release();
+      await before3;
+      expect(await callKeys(database, id)).toEqual(['1.fan.1']);
+      // ... and starts the write of checkpoint 2 as it goes.
+      await waitFor(() => writes.length === 2, 15_000, 'the second write');
+      writes[1]!.release();
+      await journal.settle();
+      journal.close();
+      expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2']);
+    });
+
+    it('without it, the next call waits until the checkpoints are stored', async () => {
+      const id = await insertHeld();
+      const { db, writes } = heldWrites();
+      let sure = true;
+      const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, surelyHeld: () => sure });
+      sure = false;
+      await journal.callCompleted(place(1), call(1), { prompt: 'p1', survived: true, progress: progress(1) });
+      let gone = false;
+      const before = journal.beforeCall()!.then(() => (gone = true));
+      await waitFor(() => writes.length === 1, 15_000, 'the write');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(gone).toBe(false);
+      writes[0]!.release();
+      await before;
+      expect(await callKeys(database, id)).toEqual(['1.fan.1']);
+      journal.close();
+    });
+
+    it('a write that finds the run no longer ours stops the call it went alongside (onLost) and refuses the next', async () => {
+      const id = await insertHeld(2);
+      const { db, writes } = heldWrites();
+      const lost: unknown[] = [];
+      const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: (e) => lost.push(e), surelyHeld: () => true });
+      await journal.callCompleted(place(1), call(1), { prompt: 'p1', survived: true, progress: progress(1) });
+      await journal.beforeCall();
+      expect(lost).toEqual([]);
+      writes[0]!.release();
+      await waitFor(() => lost.length === 1, 15_000, 'the run reported lost');
+      expect(journal.lost).toBe(true);
+      await expect(journal.beforeCall()).rejects.toMatchObject({ code: 'run_interrupted' });
+      journal.close();
+      expect(await callKeys(database, id)).toEqual([]);
+    });
+  });
+
   // A background run learns it before its next call (beforeCall), a synchronous one before its outcome (settle).
   it.each([
     ['background', false, (journal: InstanceJournal) => journal.beforeCall()],
     ['pipelined', true, (journal: InstanceJournal) => journal.settle()],
   ] as const)('%s with a stale fence: the run is reported lost and nothing is written', async (_kind, pipelined, wait) => {
-    const id = await held(2);
+    const id = await insertHeld(2);
     const lost: unknown[] = [];
     const journal = new InstanceJournal(database, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: (e) => lost.push(e), pipelined });
     await journal.callCompleted(place(1), call(1), { prompt: 'p', survived: true, progress: progress(1) });

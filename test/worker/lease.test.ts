@@ -1,5 +1,6 @@
 // The lease keeper: a renewal that comes too late stops a run where another process could take
-// it over (PostgreSQL), and stops nothing on the embedded database, which one process owns.
+// it over (PostgreSQL), and stops nothing on the embedded database, which one process owns; a
+// run is surely held while no other process can take it over.
 import { describe, expect, it } from 'vitest';
 import { createLeaseKeeper } from '../../src/worker/lease.js';
 
@@ -32,4 +33,33 @@ describe('lease keeper', () => {
       keeper.stop();
     });
   }
+
+  it('a run is surely held while its last confirmed renewal is younger than two thirds of the lease (PostgreSQL)', async () => {
+    const database = stalledDatabase();
+    const keeper = createLeaseKeeper({ database, leaseMs: 300, checkMs: 10_000 });
+    expect(keeper.surelyHeld(held.id)).toBe(false); // not held here
+    keeper.track(held, 'async', new AbortController());
+    expect(keeper.surelyHeld(held.id)).toBe(true);
+    // The lease counts from the statement that took it, not from the start of the run.
+    const other = { id: '00000000-0000-4000-8000-000000000002', fence: 1 };
+    keeper.track(other, 'async', new AbortController(), performance.now() - 201);
+    expect(keeper.surelyHeld(other.id)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 210));
+    expect(keeper.surelyHeld(held.id)).toBe(false);
+    // A renewal sent now and confirmed makes both sure again.
+    const renewal = keeper.check();
+    database.answer();
+    await renewal;
+    expect(keeper.surelyHeld(held.id)).toBe(true);
+    expect(keeper.surelyHeld(other.id)).toBe(true);
+    keeper.stop();
+  });
+
+  it('embedded: a run held here is always surely held (no other process can take it over)', async () => {
+    const keeper = createLeaseKeeper({ database: stalledDatabase(), leaseMs: 30, checkMs: 10_000, exclusive: true });
+    keeper.track(held, 'async', new AbortController(), performance.now() - 1_000);
+    expect(keeper.surelyHeld(held.id)).toBe(true);
+    expect(keeper.surelyHeld('00000000-0000-4000-8000-000000000002')).toBe(false);
+    keeper.stop();
+  });
 });

@@ -33,20 +33,23 @@ function answeredTwice(fake: FakeVendor): Map<string, number[]> {
 }
 
 /**
- * From now on the vendor holds every new call; resolves once every call asked before is answered
- * and each running run waits on a held one. Until the kill that follows, no run can finish or
- * move on (on a busy machine one did, between reading what runs and the kill), and every call
- * answered so far is checkpointed. Resolves to what `running` last read.
+ * From now on the vendor holds every new call; resolves once every call asked before is answered,
+ * each running run waits on a held one and `stored()` (the calls checkpointed) counts every call
+ * answered. Until the kill that follows, no run can finish or move on (on a busy machine one did,
+ * between reading what runs and the kill), and every call answered so far is checkpointed (a
+ * call goes out while the checkpoint before it is being written). Resolves to what `running`
+ * last read.
  */
-async function holdEveryRun<T extends unknown[]>(fake: FakeVendor, running: () => Promise<T>): Promise<T> {
+async function holdEveryRun<T extends unknown[]>(fake: FakeVendor, running: () => Promise<T>, stored: () => Promise<number>): Promise<T> {
   const heldFrom = fake.requests.length;
   fake.setDefault({ kind: 'delay', ms: 600_000 });
   return waitFor(async () => {
     if (!fake.requests.slice(0, heldFrom).every((r) => r.answeredAt !== undefined || r.clientClosed)) return null;
     const runs = await running();
     const held = fake.requests.slice(heldFrom).filter((r) => r.answeredAt === undefined && !r.clientClosed).length;
-    return runs.length > 0 && runs.length === held && runs;
-  }, 30_000, 'every running run to wait on a held call');
+    if (runs.length === 0 || runs.length !== held) return null;
+    return (await stored()) === fake.requests.filter((r) => r.answeredAt !== undefined).length && runs;
+  }, 30_000, 'every running run to wait on a held call, with every answered call checkpointed');
 }
 
 describe.skipIf(!serverUrl)('background runs across processes (PostgreSQL)', () => {
@@ -99,7 +102,8 @@ describe.skipIf(!serverUrl)('background runs across processes (PostgreSQL)', () 
     const first = await start();
     await notify();
     await waitFor(() => fake.requests.filter((r) => r.answeredAt).length >= 6, 30_000, 'some calls to be answered');
-    await holdEveryRun(fake, async () => (await statuses(ids)).filter((r) => r.status === 'running'));
+    const stored = async () => (await database.query<{ n: number }>('select count(*)::int as n from instance_calls where instance_id = any($1::uuid[])', [ids]))[0]!.n;
+    await holdEveryRun(fake, async () => (await statuses(ids)).filter((r) => r.status === 'running'), stored);
     await first.kill();
     fake.setDefault({ kind: 'delay', ms: 300 });
 
@@ -135,13 +139,14 @@ describe.skipIf(!serverUrl)('background runs across processes (PostgreSQL)', () 
       [ids],
     );
     expect(calls).toEqual({ n: 600, instances: 300 });
-    // Vendor requests per instance: its two calls, plus at most the one in flight when its process died.
+    // Vendor requests per instance: its two calls, plus at most those the kill cut: the one in
+    // flight and, when the kill came while the checkpoint before it was being written, that call.
     const perInput = new Map<string, number>();
     for (const r of fake.requests) {
       const input = /^Question: (shared question \d+)\n/.exec(promptOf(r))?.[1];
       if (input) perInput.set(input, (perInput.get(input) ?? 0) + 1);
     }
-    for (const row of rows) expect(perInput.get(row.input), row.input).toBeLessThanOrEqual(row.attempts > 1 ? 3 : 2);
+    for (const row of rows) expect(perInput.get(row.input), row.input).toBeLessThanOrEqual(row.attempts > 1 ? 4 : 2);
     for (const [prompt, times] of answeredTwice(fake)) expect(times[0], prompt).toBeGreaterThan(killedAt - 1_000);
     expect(rows.filter((r) => r.attempts > 1).length).toBeLessThanOrEqual(4);
   }, 240_000);
@@ -181,7 +186,7 @@ describe.skipIf(serverUrl)('a background run across a SIGKILL (embedded database
       servers.push(server);
       return server;
     };
-    type Listed = { data: Array<{ instanceId: string; status: string; attempts: number }> };
+    type Listed = { data: Array<{ instanceId: string; status: string; attempts: number; progress: { model_calls: number } }> };
     const list = async (server: SpawnedServer) => {
       const res = await getJson<Listed>(server, '/v1/pipelines/instances?limit=100', user.headers);
       expect(res.status).toBe(200);
@@ -191,7 +196,9 @@ describe.skipIf(serverUrl)('a background run across a SIGKILL (embedded database
     const first = await start();
     await waitFor(() => fake.requests.filter((r) => r.answeredAt).length >= 6, 30_000, 'some calls to be answered');
     // The runs listed are exactly the ones the kill interrupts.
-    const running = await holdEveryRun(fake, async () => (await list(first)).filter((i) => i.status === 'running').map((i) => i.instanceId));
+    // Each run's calls are sequential: the calls its row counts are its calls checkpointed.
+    const stored = async () => (await list(first)).reduce((sum, i) => sum + i.progress.model_calls, 0);
+    const running = await holdEveryRun(fake, async () => (await list(first)).filter((i) => i.status === 'running').map((i) => i.instanceId), stored);
     await first.kill();
     fake.setDefault({ kind: 'delay', ms: 300 });
 
