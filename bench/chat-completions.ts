@@ -13,7 +13,8 @@
 //
 // Also measured: start-up (spawn to a healthy /healthz, fresh DATA_DIR then the same one again),
 // and the mixed load: direct chat at 8 connections alone, then while 4 synchronous 32-call
-// ladders run back to back (on PostgreSQL too when BENCH_DATABASE_URL is set), and the V8 heap
+// ladders run back to back, alternated BENCH_MIXED_ROUNDS times (default 3) and pooled (on
+// PostgreSQL too when BENCH_DATABASE_URL is set), and the V8 heap
 // the service allocates per proxied request, with its heaviest allocators (bench/alloc-probe.ts;
 // BENCH_HEAP_PROFILE=<file> keeps the sampled profile). BENCH_SMOKE=1 makes every run short (CI);
 // BENCH_ONLY=mixed skips the chat runs (start-up and mixed load only); BENCH_ONLY=start times
@@ -41,6 +42,11 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? (SMOKE ? 1 : 5));
 /** The mixed-load row: direct chat at this many connections, beside this many ladders of 32 sequential calls. */
 const MIXED_CONNECTIONS = 8;
 const MIXED_LADDERS = 4;
+/**
+ * Alone and beside the ladders, alternated this many times, each phase's latencies pooled: one
+ * 5 s phase of each moved the ratio from 1.2x to 1.7x between two runs of the bench.
+ */
+const MIXED_ROUNDS = Number(process.env.BENCH_MIXED_ROUNDS ?? (SMOKE ? 1 : 3));
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const ONLY = process.env.BENCH_ONLY;
 const CONCURRENCY = ONLY === 'mixed' ? [] : ONLY === 'alloc' ? [32] : [1, 32];
@@ -100,7 +106,14 @@ async function load(url: string, headers: Record<string, string>, body: string, 
     throw new Error(`${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx answers`);
   }
   const sorted = Float64Array.from(latencies).sort();
-  return { rps: latencies.length / result.duration, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length };
+  return { rps: latencies.length / result.duration, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length, latencies, seconds: result.duration };
+}
+
+/** Phases of one kind, their latencies pooled. */
+function pooled(phases: Array<{ latencies: number[]; seconds: number }>) {
+  const sorted = Float64Array.from(phases.flatMap((p) => p.latencies)).sort();
+  const seconds = phases.reduce((sum, p) => sum + p.seconds, 0);
+  return { rps: sorted.length / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
 }
 
 function table(runs: Run[]): string {
@@ -185,7 +198,8 @@ const sequentialLadder = {
 
 /**
  * The mixed-load row: direct chat at MIXED_CONNECTIONS alone, then while MIXED_LADDERS
- * synchronous 32-call ladders run back to back. Returns both p99s and the ladders finished.
+ * synchronous 32-call ladders run back to back, MIXED_ROUNDS times. Returns both kinds of phase
+ * pooled, and the ladders finished.
  */
 async function mixedLoad(dispatcher: Agent, service: string, account: { username: string; auth: Record<string, string> }, body: string) {
   const { username, auth } = account;
@@ -198,20 +212,24 @@ async function mixedLoad(dispatcher: Agent, service: string, account: { username
   const ladder = `${service}/v1/${username}/mixed/chat/completions`;
   await call(dispatcher, ladder, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'warm' }] });
   if (!SMOKE) await load(url, auth, body, MIXED_CONNECTIONS, 1);
-  const alone = await load(url, auth, body, MIXED_CONNECTIONS, DURATION_S);
-  let stop = false;
+  const alone = [];
+  const loaded = [];
   let ladders = 0;
-  const loops = Array.from({ length: MIXED_LADDERS }, async (_, k) => {
-    for (let i = 0; !stop; i++) {
-      await call(dispatcher, ladder, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `mixed ${k} ${i}` }] });
-      ladders += 1;
-    }
-  });
-  await sleep(100);
-  const loaded = await load(url, auth, body, MIXED_CONNECTIONS, DURATION_S);
-  stop = true;
-  await Promise.all(loops);
-  return { alone, loaded, ladders };
+  for (let round = 0; round < MIXED_ROUNDS; round++) {
+    alone.push(await load(url, auth, body, MIXED_CONNECTIONS, DURATION_S));
+    let stop = false;
+    const loops = Array.from({ length: MIXED_LADDERS }, async (_, k) => {
+      for (let i = 0; !stop; i++) {
+        await call(dispatcher, ladder, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `mixed ${round} ${k} ${i}` }] });
+        ladders += 1;
+      }
+    });
+    await sleep(100);
+    loaded.push(await load(url, auth, body, MIXED_CONNECTIONS, DURATION_S));
+    stop = true;
+    await Promise.all(loops);
+  }
+  return { alone: pooled(alone), loaded: pooled(loaded), ladders };
 }
 
 async function main(): Promise<void> {
@@ -326,7 +344,12 @@ async function main(): Promise<void> {
       const pg = await startService(upstream, pgDataDir, adminToken, tls, { DATABASE_URL: process.env.BENCH_DATABASE_URL });
       mixed.push({ label: 'postgres', service: pg.url, account: await setUpAccount(tls, pg.url, admin) });
     }
-    if (mixed.length > 0) process.stdout.write(`\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back:\n`);
+    if (mixed.length > 0) {
+      process.stdout.write(
+        `\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back ` +
+          `(${MIXED_ROUNDS} alternated rounds of ${DURATION_S} s each, pooled):\n`,
+      );
+    }
     for (const m of mixed) {
       const { alone, loaded, ladders } = await mixedLoad(tls, m.service, m.account, body);
       const ratio = loaded.p99 / alone.p99;
