@@ -235,14 +235,20 @@ export class InstanceJournal implements RunJournal {
    */
   beforeCall(): Promise<void> | undefined {
     if (this.pipelined) return undefined;
-    return this.surelyHeld() ? this.overlap() : this.settle();
+    return this.beforeBackgroundCall();
   }
 
-  /** Waits for the writes under way (one, usually done: it went alongside the last call), then starts the write of what is queued. */
-  private async overlap(): Promise<void> {
+  /**
+   * Waits for the write under way (usually over: it went alongside the last call), then starts
+   * the write of what is queued; waits for that one too unless the lease surely holds now, as
+   * the call goes out.
+   */
+  private async beforeBackgroundCall(): Promise<void> {
     await this.chain;
     if (this.lost) throw leaseLost();
-    if (this.queued.length > 0) this.writeQueued().catch(() => {});
+    if (this.queued.length === 0) return;
+    if (this.surelyHeld()) this.writeQueued().catch(() => {});
+    else await this.settle();
   }
 
   /** Writes what is queued and waits for every write under way; throws when one found the run no longer ours. */

@@ -224,6 +224,27 @@ describe('the run journal', () => {
       journal.close();
     });
 
+    it('judged as the call goes out: a lease no longer sure once the write before is over makes the call wait for its own', async () => {
+      const id = await insertHeld();
+      const { db, writes } = heldWrites();
+      let sure = true;
+      const journal = new InstanceJournal(db, { id, fence: 1 }, { lastSeq: 0, stepsTotal: 1, recorded: null, onLost: () => {}, surelyHeld: () => sure });
+      await journal.callCompleted(place(1), call(1), { prompt: 'p1', survived: true, progress: progress(1) });
+      await journal.beforeCall();
+      await journal.callCompleted(place(2), call(2), { prompt: 'p2', survived: true, progress: progress(2) });
+      let gone = false;
+      const before = journal.beforeCall()!.then(() => (gone = true));
+      sure = false;
+      writes[0]!.release();
+      await waitFor(() => writes.length === 2, 15_000, 'the second write');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(gone).toBe(false);
+      writes[1]!.release();
+      await before;
+      expect((await callKeys(database, id)).sort()).toEqual(['1.fan.1', '1.fan.2']);
+      journal.close();
+    });
+
     it('a write that finds the run no longer ours stops the call it went alongside (onLost) and refuses the next', async () => {
       const id = await insertHeld(2);
       const { db, writes } = heldWrites();
