@@ -3,11 +3,12 @@ import nodeModule from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type http from 'node:http';
 import type { FastifyInstance, FastifyServerFactory } from 'fastify';
-import pino, { type DestinationStream } from 'pino';
+import type { DestinationStream } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loadTlsMaterial, type TlsMaterial } from './crypto/data-dir-secrets.js';
 import { openDatabase, type Database } from './db/client.js';
 import { loadEnvFile } from './env-file.js';
+import { logDestination, type LogDestination } from './log-destination.js';
 import { listenMetrics } from './metrics/listener.js';
 import { startupReport } from './startup-report.js';
 import type { HandshakeGuard } from './transport/handshake-guard.js';
@@ -126,7 +127,7 @@ async function startMetricsListener(fastify: FastifyInstance, port: number) {
  * close the database. Listening starts before this resolves, so the handlers go in first:
  * a signal that arrives during start-up shuts down as soon as the server is up.
  */
-async function serveUntilSignalled(config: Config, logs: ReturnType<typeof pino.destination>): Promise<void> {
+async function serveUntilSignalled(config: Config, logs: LogDestination): Promise<void> {
   let server: RunningServer | null = null;
   let signalled: string | null = null;
   const exit = (code: number) => {
@@ -193,8 +194,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  // Asynchronous writes keep logging off the request path; the buffer is flushed on exit.
-  await serveUntilSignalled(config, pino.destination({ dest: 1, sync: false }));
+  // Asynchronous batched writes keep logging off the request path; what is left is flushed on exit.
+  await serveUntilSignalled(config, logDestination());
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
