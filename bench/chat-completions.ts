@@ -347,7 +347,7 @@ async function main(): Promise<void> {
     if (mixed.length > 0) {
       process.stdout.write(
         `\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back ` +
-          `(${MIXED_ROUNDS} alternated rounds of ${DURATION_S} s each, pooled):\n`,
+          `(${MIXED_ROUNDS} round${MIXED_ROUNDS === 1 ? '' : 's'} of ${DURATION_S} s each, alternated and pooled):\n`,
       );
     }
     for (const m of mixed) {
