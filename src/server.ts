@@ -127,13 +127,9 @@ async function startMetricsListener(fastify: FastifyInstance, port: number) {
  * close the database. Listening starts before this resolves, so the handlers go in first:
  * a signal that arrives during start-up shuts down as soon as the server is up.
  */
-async function serveUntilSignalled(config: Config, logs: LogDestination): Promise<void> {
+async function serveUntilSignalled(config: Config, logs: DestinationStream): Promise<void> {
   let server: RunningServer | null = null;
   let signalled: string | null = null;
-  const exit = (code: number) => {
-    logs.flushSync();
-    process.exit(code);
-  };
   const shutdown = (running: RunningServer, signal: string) => {
     running.app.log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
@@ -142,10 +138,10 @@ async function serveUntilSignalled(config: Config, logs: LogDestination): Promis
     }, config.shutdownTimeoutMs);
     force.unref();
     running.close().then(
-      () => exit(0),
+      () => process.exit(0),
       (err: unknown) => {
         running.app.log.error({ err }, 'shutdown failed');
-        exit(1);
+        process.exit(1);
       },
     );
   };
@@ -194,8 +190,19 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  // Asynchronous batched writes keep logging off the request path; what is left is flushed on exit.
-  await serveUntilSignalled(config, logDestination());
+  // Asynchronous batched writes keep logging off the request path. Every way out (a signal's
+  // shutdown, a failed start, an uncaught error) writes the lines still gathered first.
+  const logs = logDestination();
+  process.on('exit', () => flushOnExit(logs));
+  await serveUntilSignalled(config, logs);
+}
+
+function flushOnExit(logs: LogDestination): void {
+  try {
+    logs.flushSync();
+  } catch {
+    // stdout is gone (its reader closed it): nothing can be written anywhere.
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

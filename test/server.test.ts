@@ -239,6 +239,8 @@ describe('the process', () => {
     const code = await new Promise<number | null>((resolve) => second.on('exit', resolve));
     expect(code).toBe(1);
     expect(stderr).toBe('Failed to start: PGlite failed to initialize properly\n');
+    // The lines logged before the failure are written before the process exits (src/log-destination.ts gathers them).
+    expect(stdout).toContain('"msg":"opening the embedded database"');
     expect(stdout).not.toContain('Server listening');
     expect(existsSync(path.join(first.dataDir, 'embedded-db.lock'))).toBe(false);
   }, 90_000);
