@@ -5,7 +5,8 @@
 // of its own: a threadpool thread woken, the write, an eventfd to wake the event loop, and the
 // completion run on it; batched, a proxied request makes 6.5 system calls where it made 11.3
 // (docs/performance.md). Nothing runs while no line comes (sonic-boom's `periodicFlush` wrote an
-// empty line on every tick: an idle process's CPU 4x). Exits flush synchronously (`flushSync`).
+// empty line on every tick: an idle process's CPU 4x). The server flushes synchronously on every
+// exit (`flushSync`, src/server.ts).
 import pino from 'pino';
 
 /** A batch is handed to the writer once its lines reach this many characters... */
