@@ -105,15 +105,17 @@ async function load(url: string, headers: Record<string, string>, body: string, 
   if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
     throw new Error(`${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx answers`);
   }
+  return { ...summarize(latencies, result.duration), latencies, seconds: result.duration };
+}
+
+function summarize(latencies: number[], seconds: number) {
   const sorted = Float64Array.from(latencies).sort();
-  return { rps: latencies.length / result.duration, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length, latencies, seconds: result.duration };
+  return { rps: sorted.length / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: sorted.length };
 }
 
 /** Phases of one kind, their latencies pooled. */
 function pooled(phases: Array<{ latencies: number[]; seconds: number }>) {
-  const sorted = Float64Array.from(phases.flatMap((p) => p.latencies)).sort();
-  const seconds = phases.reduce((sum, p) => sum + p.seconds, 0);
-  return { rps: sorted.length / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return summarize(phases.flatMap((p) => p.latencies), phases.reduce((sum, p) => sum + p.seconds, 0));
 }
 
 function table(runs: Run[]): string {
@@ -294,7 +296,7 @@ async function main(): Promise<void> {
         const result = await load(url, headers, body, connections, DURATION_S);
         const cpuAfter = cpuTimeUs(pid);
         const cpuUs = cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / result.requests;
-        runs.push({ target, connections, ...result, cpuUs });
+        runs.push({ target, connections, rps: result.rps, p50: result.p50, p99: result.p99, requests: result.requests, cpuUs });
         process.stdout.write(
           `  ${target} x${connections}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, p99 ${result.p99.toFixed(3)} ms` +
             `${cpuUs === null ? '' : `, ${cpuUs.toFixed(0)} µs CPU per request`}\n`,
