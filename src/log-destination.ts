@@ -7,32 +7,72 @@
 // (docs/performance.md). Nothing runs while no line comes (sonic-boom's `periodicFlush` wrote an
 // empty line on every tick: an idle process's CPU 4x). The server flushes synchronously on every
 // exit (`flushSync`, src/server.ts).
+//
+// A reader that stops reading (a stuck log shipper) must not take the process down with it:
+// lines waiting to be written are held up to LOG_BUFFER_BYTES, later ones are dropped and
+// counted, and the first batch written once there is room again begins with a line saying how
+// many were lost. (What it cannot spare the process: the write under way to such a reader holds
+// a threadpool thread, and Node waits for that thread as the process exits.)
+import { hostname } from 'node:os';
 import pino from 'pino';
 
 /** A batch is handed to the writer once its lines reach this many characters... */
 export const LOG_BATCH_CHARS = 1024;
 /** ... or this long after its first line. */
 export const LOG_FLUSH_MS = 100;
+/** Bytes of lines held at most while stdout's reader is behind; lines past it are dropped. */
+export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 
 export interface LogDestination {
   write(line: string): void;
   /** Writes every line given so far before returning (on exit). */
   flushSync(): void;
+  /** Lines dropped since the last count written. */
+  readonly dropped: number;
 }
 
-export function logDestination(fd = 1): LogDestination {
-  const out = pino.destination({ dest: fd, sync: false });
+export interface LogDestinationOptions {
+  /** Bytes held at most while the reader is behind (LOG_BUFFER_BYTES). */
+  bufferBytes?: number;
+}
+
+/** A line in pino's shape (warn), saying how many lines were dropped before it. */
+function droppedNotice(lines: number, bufferBytes: number): string {
+  return `${JSON.stringify({
+    level: 40,
+    time: Date.now(),
+    pid: process.pid,
+    hostname: hostname(),
+    dropped_lines: lines,
+    msg: `${lines} log lines dropped: the reader of stdout fell more than ${bufferBytes} bytes behind`,
+  })}\n`;
+}
+
+export function logDestination(fd = 1, options: LogDestinationOptions = {}): LogDestination {
+  const bufferBytes = options.bufferBytes ?? LOG_BUFFER_BYTES;
+  const out = pino.destination({ dest: fd, sync: false, maxLength: bufferBytes });
   let lines: string[] = [];
   let chars = 0;
   let timer: NodeJS.Timeout | null = null;
+  /** Lines dropped and not yet reported. */
+  let dropped = 0;
+  /** Set by sonic-boom's 'drop' event, which it emits inside `write` for data it refuses. */
+  let refused = false;
+  out.on('drop', () => (refused = true));
+
   const handOver = () => {
     if (timer) clearTimeout(timer);
     timer = null;
-    if (lines.length === 0) return;
+    if (lines.length === 0 && dropped === 0) return;
     const batch = lines.length === 1 ? lines[0]! : lines.join('');
+    const count = lines.length;
     lines = [];
     chars = 0;
-    out.write(batch);
+    // The count goes with the first batch after the gap, in its write: on its own it would be
+    // written while the batch behind it is refused, again and again while the reader is behind.
+    refused = false;
+    out.write(dropped > 0 ? droppedNotice(dropped, bufferBytes) + batch : batch);
+    dropped = refused ? dropped + count : 0;
   };
   return {
     write(line) {
@@ -45,8 +85,13 @@ export function logDestination(fd = 1): LogDestination {
       }
     },
     flushSync() {
+      // What the writer holds goes first, making room for what is gathered here and the count of any lines dropped.
+      out.flushSync();
       handOver();
       out.flushSync();
+    },
+    get dropped() {
+      return dropped;
     },
   };
 }

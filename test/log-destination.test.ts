@@ -1,11 +1,13 @@
 // The server's log destination: lines are gathered and written asynchronously in batches (when
 // they reach LOG_BATCH_CHARS, or LOG_FLUSH_MS after the first), in order, and all of them at once
-// by flushSync() on exit; nothing is scheduled while no line comes.
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+// by flushSync() on exit; nothing is scheduled while no line comes. While the reader is behind,
+// lines past the bound are dropped, and counted in a line of their own.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LOG_BATCH_CHARS, LOG_FLUSH_MS, logDestination } from '../src/log-destination.js';
+import { LOG_BATCH_CHARS, LOG_FLUSH_MS, logDestination, type LogDestination } from '../src/log-destination.js';
 
 let dir: string;
 let file: string;
@@ -63,5 +65,91 @@ describe('log destination', () => {
     logs.flushSync();
     expect(written()).toBe(lines.join(''));
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+// A reader behind: lines given in one burst, faster than any write, into a FIFO that `cat` starts reading afterwards.
+describe('log destination, a reader behind', () => {
+  const BUFFER = 32 * 1024;
+  const numbered = (n: number) => `${JSON.stringify({ level: 30, n, pad: 'y'.repeat(150) })}\n`;
+  const TOTAL = 3000;
+
+  /** The FIFO, its writer (opened read-write, so the open does not wait for a reader), and what `cat` reads from it once started. */
+  function fifoWithLateReader() {
+    const fifo = path.join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const fd = openSync(fifo, 'r+');
+    let read = '';
+    let reader: ChildProcess | null = null;
+    const parsed = () => read.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    return {
+      fd,
+      startReading() {
+        reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+        reader.stdout!.setEncoding('utf8').on('data', (chunk: string) => (read += chunk));
+      },
+      /** Waits until `count` lines were read (turns of the event loop, bounded), then a few turns more for the writer to see its writes complete. */
+      async read(count: number): Promise<Record<string, unknown>[]> {
+        for (let turn = 0; turn < 200_000 && parsed().length < count; turn++) await new Promise((resolve) => setImmediate(resolve));
+        for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
+        return parsed();
+      },
+      close() {
+        reader?.kill();
+        closeSync(fd);
+      },
+    };
+  }
+
+  /** Gives TOTAL lines at once: the first batch goes to the writer, the next are held up to the bound, the rest dropped. */
+  function burst(logs: LogDestination): number {
+    for (let n = 0; n < TOTAL; n++) logs.write(numbered(n));
+    const kept = TOTAL - logs.dropped;
+    // Held: at most the bound, beside the batch under way.
+    expect(kept * numbered(0).length).toBeLessThanOrEqual(BUFFER + 2 * LOG_BATCH_CHARS);
+    expect(kept * numbered(0).length).toBeGreaterThan(BUFFER - 2 * LOG_BATCH_CHARS);
+    return kept;
+  }
+
+  it('holds lines up to its bound, drops the rest, and writes their count before the first lines after the gap', async () => {
+    const fifo = fifoWithLateReader();
+    try {
+      const logs = logDestination(fifo.fd, { bufferBytes: BUFFER });
+      const kept = burst(logs);
+      fifo.startReading();
+      expect((await fifo.read(kept)).map((l) => l.n)).toEqual(Array.from({ length: kept }, (_, n) => n));
+      logs.write(numbered(TOTAL));
+      logs.write(numbered(TOTAL + 1));
+      vi.advanceTimersByTime(LOG_FLUSH_MS);
+      const lines = await fifo.read(kept + 3);
+      expect(lines).toHaveLength(kept + 3);
+      expect(lines[kept]).toMatchObject({
+        level: 40,
+        pid: process.pid,
+        dropped_lines: TOTAL - kept,
+        msg: `${TOTAL - kept} log lines dropped: the reader of stdout fell more than ${BUFFER} bytes behind`,
+      });
+      expect(lines.slice(kept + 1).map((l) => l.n)).toEqual([TOTAL, TOTAL + 1]);
+      expect(logs.dropped).toBe(0);
+    } finally {
+      fifo.close();
+    }
+  });
+
+  it('flushSync() writes the count of the lines dropped when no line comes after them', async () => {
+    const fifo = fifoWithLateReader();
+    try {
+      const logs = logDestination(fifo.fd, { bufferBytes: BUFFER });
+      const kept = burst(logs);
+      fifo.startReading();
+      expect(await fifo.read(kept)).toHaveLength(kept);
+      logs.flushSync();
+      const lines = await fifo.read(kept + 1);
+      expect(lines).toHaveLength(kept + 1);
+      expect(lines[kept]).toMatchObject({ level: 40, dropped_lines: TOTAL - kept });
+      expect(logs.dropped).toBe(0);
+    } finally {
+      fifo.close();
+    }
   });
 });
