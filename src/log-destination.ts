@@ -13,6 +13,7 @@
 // counted, and the first batch written once there is room again begins with a line saying how
 // many were lost. (What it cannot spare the process: the write under way to such a reader holds
 // a threadpool thread, and Node waits for that thread as the process exits.)
+import { writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import pino from 'pino';
 
@@ -25,7 +26,10 @@ export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 
 export interface LogDestination {
   write(line: string): void;
-  /** Writes every line given so far before returning (on exit). */
+  /**
+   * On exit: writes every line given so far before returning, but for a write already under way,
+   * which goes on in the threadpool (Node waits for it as the process exits).
+   */
   flushSync(): void;
   /** Lines dropped since the last count written. */
   readonly dropped: number;
@@ -59,20 +63,32 @@ export function logDestination(fd = 1, options: LogDestinationOptions = {}): Log
   /** Set by sonic-boom's 'drop' event, which it emits inside `write` for data it refuses. */
   let refused = false;
   out.on('drop', () => (refused = true));
+  /** Whether sonic-boom holds lines not yet written: from a hand-over to its 'drain', once all is written. */
+  let holding = false;
+  out.on('drain', () => (holding = false));
 
-  const handOver = () => {
+  /** What is gathered, after the count of the lines dropped before it if any, taken out of the gathering. */
+  const take = (): { text: string; count: number } => {
     if (timer) clearTimeout(timer);
     timer = null;
-    if (lines.length === 0 && dropped === 0) return;
     const batch = lines.length === 1 ? lines[0]! : lines.join('');
     const count = lines.length;
+    const text = dropped > 0 ? droppedNotice(dropped, bufferBytes) + batch : batch;
     lines = [];
     chars = 0;
+    dropped = 0;
+    return { text, count };
+  };
+  const handOver = () => {
+    if (lines.length === 0) return;
+    const before = dropped;
+    const { text, count } = take();
     // The count goes with the first batch after the gap, in its write: on its own it would be
     // written while the batch behind it is refused, again and again while the reader is behind.
     refused = false;
-    out.write(dropped > 0 ? droppedNotice(dropped, bufferBytes) + batch : batch);
-    dropped = refused ? dropped + count : 0;
+    out.write(text);
+    if (refused) dropped = before + count;
+    else holding = true;
   };
   return {
     write(line) {
@@ -85,13 +101,34 @@ export function logDestination(fd = 1, options: LogDestinationOptions = {}): Log
       }
     },
     flushSync() {
-      // What the writer holds goes first, making room for what is gathered here and the count of any lines dropped.
+      if (lines.length === 0 && dropped === 0) {
+        out.flushSync();
+        return;
+      }
+      const { text } = take();
+      // Handed to sonic-boom, the lines would start an asynchronous write that its flushSync leaves
+      // to the threadpool; with nothing of it under way they are written here, before returning.
+      if (!holding) return writeWhole(fd, text, out);
+      // Behind what it holds: it writes what waits, the write under way goes on in the threadpool.
       out.flushSync();
-      handOver();
+      out.write(text);
       out.flushSync();
     },
     get dropped() {
       return dropped;
     },
   };
+}
+
+/** Writes `text` to `fd` before returning; what a non-blocking `fd` refuses for now (EAGAIN) goes to sonic-boom's flushSync, which retries. */
+function writeWhole(fd: number, text: string, out: ReturnType<typeof pino.destination>): void {
+  const bytes = Buffer.from(text);
+  let at = 0;
+  try {
+    while (at < bytes.length) at += writeSync(fd, bytes, at);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+    out.write(bytes.subarray(at).toString());
+    out.flushSync();
+  }
 }
