@@ -61,11 +61,11 @@ const MAX_TEXT = 256;
 const text = (value: string) => storableText(value.length > MAX_TEXT ? value.slice(0, MAX_TEXT) : value);
 const optionalText = (value: string | null) => (value === null ? null : text(value));
 
-/** The entry as it can be written whatever a caller or vendor put in it: see src/unicode.ts and src/storable.ts. */
+/** The entry as it can be written whatever a caller or vendor put in it (src/unicode.ts, src/storable.ts), its time in whole milliseconds. */
 function storableEntry(entry: UsageEntry): UsageEntry {
   const { usage } = entry;
   return {
-    at: Number.isFinite(entry.at) ? entry.at : Date.now(),
+    at: Number.isFinite(entry.at) ? Math.round(entry.at) : Date.now(),
     accountId: entry.accountId,
     apiKeyId: entry.apiKeyId,
     provider: optionalText(entry.provider),

@@ -131,6 +131,31 @@ describe('usage reports from hourly totals', () => {
     expect(stored).toEqual([{ ms: String(at) }, { ms: String(at) }]);
   });
 
+  it('stores every row of a batch as recorded: values rows repeat (sent once), nulls, times out of order', async () => {
+    const [a, b, key, run1, run2] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const entry = (i: number, over: Partial<UsageEntry>): UsageEntry => ({
+      at: july + 7 * H - 13 * i, accountId: a, apiKeyId: key, provider: 'openai', model: 'gpt-4o-mini', ladder: null, instanceId: null,
+      usage: { prompt_tokens: i, completion_tokens: 2 * i, total_tokens: 3 * i + 1 }, costNanos: 1_000 * i + 7, outcome: 'ok', ...over,
+    });
+    // Runs of equal values, the same values again after others, and every column changing on its own.
+    const rows = [
+      entry(0, {}), entry(1, {}), entry(2, { accountId: b }), entry(3, {}), entry(4, { apiKeyId: null }), entry(5, { provider: null }),
+      entry(6, { model: 'claude' }), entry(7, { ladder: 'ann/x', instanceId: run1 }), entry(8, { ladder: 'ann/x', instanceId: run1 }),
+      entry(9, { ladder: 'ann/x', instanceId: run2 }), entry(10, { outcome: 'vendor_timeout' }), entry(11, { at: july + 7 * H + 999 }), entry(12, {}),
+    ];
+    expect(await storeBatch(database, randomUUID(), rows, [])).toEqual({ fresh: true, totals: [] });
+    const stored = await database.query<Record<string, unknown>>(
+      `select (extract(epoch from created_at) * 1000)::bigint::float8 as at, account_id, api_key_id, provider, model, ladder, instance_id,
+         prompt_tokens, completion_tokens, total_tokens, cost_nanos::float8 as cost_nanos, outcome
+       from usage_records where account_id = any($1::uuid[]) order by id`,
+      [[a, b]],
+    );
+    expect(stored).toEqual(rows.map((r) => ({
+      at: r.at, account_id: r.accountId, api_key_id: r.apiKeyId, provider: r.provider, model: r.model, ladder: r.ladder, instance_id: r.instanceId,
+      prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens, cost_nanos: r.costNanos, outcome: r.outcome,
+    })));
+  });
+
   it('writes a flush of more rows than a batch holds as several batches, every row once', async () => {
     const big = randomUUID();
     const clock = () => july;
