@@ -72,23 +72,24 @@ export function logDestination(fd = 1, options: LogDestinationOptions = {}): Log
     if (timer) clearTimeout(timer);
     timer = null;
     const batch = lines.length === 1 ? lines[0]! : lines.join('');
-    const count = lines.length;
     const text = dropped > 0 ? droppedNotice(dropped, bufferBytes) + batch : batch;
+    const count = lines.length;
     lines = [];
     chars = 0;
-    dropped = 0;
     return { text, count };
   };
   const handOver = () => {
     if (lines.length === 0) return;
-    const before = dropped;
     const { text, count } = take();
     // The count goes with the first batch after the gap, in its write: on its own it would be
     // written while the batch behind it is refused, again and again while the reader is behind.
     refused = false;
     out.write(text);
-    if (refused) dropped = before + count;
-    else holding = true;
+    if (refused) dropped += count;
+    else {
+      dropped = 0;
+      holding = true;
+    }
   };
   return {
     write(line) {
@@ -106,9 +107,10 @@ export function logDestination(fd = 1, options: LogDestinationOptions = {}): Log
         return;
       }
       const { text } = take();
+      dropped = 0;
       // Handed to sonic-boom, the lines would start an asynchronous write that its flushSync leaves
       // to the threadpool; with nothing of it under way they are written here, before returning.
-      if (!holding) return writeWhole(fd, text, out);
+      if (!holding) return writeWhole(fd, text);
       // Behind what it holds: it writes what waits, the write under way goes on in the threadpool.
       out.flushSync();
       out.write(text);
@@ -120,15 +122,18 @@ export function logDestination(fd = 1, options: LogDestinationOptions = {}): Log
   };
 }
 
-/** Writes `text` to `fd` before returning; what a non-blocking `fd` refuses for now (EAGAIN) goes to sonic-boom's flushSync, which retries. */
-function writeWhole(fd: number, text: string, out: ReturnType<typeof pino.destination>): void {
+/** How long a write refused for now (EAGAIN: a non-blocking `fd`) waits before it is tried again, as sonic-boom's do. */
+const RETRY_MS = 10;
+
+/** Writes `text` to `fd` before returning, whole: from where a partial write stopped, and again after EAGAIN. */
+function writeWhole(fd: number, text: string): void {
   const bytes = Buffer.from(text);
-  let at = 0;
-  try {
-    while (at < bytes.length) at += writeSync(fd, bytes, at);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-    out.write(bytes.subarray(at).toString());
-    out.flushSync();
+  for (let at = 0; at < bytes.length; ) {
+    try {
+      at += writeSync(fd, bytes, at);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, RETRY_MS);
+    }
   }
 }
