@@ -3,11 +3,11 @@
 // by flushSync() on exit; nothing is scheduled while no line comes. While the reader is behind,
 // lines past the bound are dropped, and counted in a line of their own.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LOG_BATCH_CHARS, LOG_FLUSH_MS, logDestination, type LogDestination } from '../src/log-destination.js';
+import { LOG_BATCH_CHARS, LOG_FLUSH_MS, logDestination } from '../src/log-destination.js';
 
 let dir: string;
 let file: string;
@@ -79,17 +79,19 @@ describe('log destination, a reader behind', () => {
   const TOTAL = 300;
 
   /** The FIFO, its writer (opened read-write, so the open does not wait for a reader), and what `cat` reads from it once started. */
-  function fifoWithLateReader() {
+  function fifoWithLateReader(flags: number = constants.O_RDWR) {
     const fifo = path.join(dir, 'fifo');
     execFileSync('mkfifo', [fifo]);
-    const fd = openSync(fifo, 'r+');
+    const fd = openSync(fifo, flags);
     let read = '';
     let reader: ChildProcess | null = null;
-    const parsed = () => read.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Complete lines only: a chunk may end inside one.
+    const parsed = () => read.slice(0, read.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     return {
       fd,
-      startReading() {
-        reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+      /** Starts `cat` on the FIFO, after `delay` seconds of its own. */
+      startReading(delay = 0) {
+        reader = spawn('sh', ['-c', `sleep ${delay}; exec cat "$0"`, fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
         reader.stdout!.setEncoding('utf8').on('data', (chunk: string) => (read += chunk));
       },
       /** Waits until `count` lines were read (turns of the event loop, bounded), then a few turns more for the writer to see its writes complete. */
@@ -105,56 +107,73 @@ describe('log destination, a reader behind', () => {
     };
   }
 
-  /** Gives TOTAL lines at once: the first batch goes to the writer, the next are held up to the bound, the rest dropped. */
-  function burst(logs: LogDestination): number {
+  let fifo: ReturnType<typeof fifoWithLateReader>;
+  afterEach(() => fifo.close());
+
+  /**
+   * A destination on a FIFO given TOTAL lines at once: the first batch goes to the writer, the
+   * next are held up to the bound, the rest dropped. Then `cat` reads what was held, in order.
+   */
+  async function afterBurst() {
+    fifo = fifoWithLateReader();
+    const logs = logDestination(fifo.fd, { bufferBytes: BUFFER });
     for (let n = 0; n < TOTAL; n++) logs.write(numbered(n));
     // Once a line is refused, less than a line's room is left: the rest, each with the count before it, are refused too.
     const kept = TOTAL - logs.dropped;
     expect(numbered(TOTAL).length).toBe(LOG_BATCH_CHARS);
     // Held: the bound's worth, the line under way included.
     expect(kept).toBe(Math.floor(BUFFER / LOG_BATCH_CHARS));
-    return kept;
+    fifo.startReading();
+    expect((await fifo.read(kept)).map((l) => l.n)).toEqual(Array.from({ length: kept }, (_, n) => n));
+    return { logs, kept };
   }
 
   it('holds lines up to its bound, drops the rest, and writes their count before the first lines after the gap', async () => {
-    const fifo = fifoWithLateReader();
-    try {
-      const logs = logDestination(fifo.fd, { bufferBytes: BUFFER });
-      const kept = burst(logs);
-      fifo.startReading();
-      expect((await fifo.read(kept)).map((l) => l.n)).toEqual(Array.from({ length: kept }, (_, n) => n));
-      logs.write(numbered(TOTAL));
-      logs.write(numbered(TOTAL + 1));
-      vi.advanceTimersByTime(LOG_FLUSH_MS);
-      const lines = await fifo.read(kept + 3);
-      expect(lines).toHaveLength(kept + 3);
-      expect(lines[kept]).toMatchObject({
-        level: 40,
-        pid: process.pid,
-        dropped_lines: TOTAL - kept,
-        msg: `${TOTAL - kept} log lines dropped: the reader of stdout fell more than ${BUFFER} bytes behind`,
-      });
-      expect(lines.slice(kept + 1).map((l) => l.n)).toEqual([TOTAL, TOTAL + 1]);
-      expect(logs.dropped).toBe(0);
-    } finally {
-      fifo.close();
-    }
+    const { logs, kept } = await afterBurst();
+    logs.write(numbered(TOTAL));
+    logs.write(numbered(TOTAL + 1));
+    vi.advanceTimersByTime(LOG_FLUSH_MS);
+    const lines = await fifo.read(kept + 3);
+    expect(lines).toHaveLength(kept + 3);
+    expect(lines[kept]).toMatchObject({
+      level: 40,
+      pid: process.pid,
+      dropped_lines: TOTAL - kept,
+      msg: `${TOTAL - kept} log lines dropped: the reader of stdout fell more than ${BUFFER} bytes behind`,
+    });
+    expect(lines.slice(kept + 1).map((l) => l.n)).toEqual([TOTAL, TOTAL + 1]);
+    expect(logs.dropped).toBe(0);
   });
 
   it('flushSync() writes the count of the lines dropped when no line comes after them', async () => {
-    const fifo = fifoWithLateReader();
-    try {
-      const logs = logDestination(fifo.fd, { bufferBytes: BUFFER });
-      const kept = burst(logs);
-      fifo.startReading();
-      expect(await fifo.read(kept)).toHaveLength(kept);
-      logs.flushSync();
-      const lines = await fifo.read(kept + 1);
-      expect(lines).toHaveLength(kept + 1);
-      expect(lines[kept]).toMatchObject({ level: 40, dropped_lines: TOTAL - kept });
-      expect(logs.dropped).toBe(0);
-    } finally {
-      fifo.close();
+    const { logs, kept } = await afterBurst();
+    expect(await fifo.read(kept)).toHaveLength(kept);
+    logs.flushSync();
+    const lines = await fifo.read(kept + 1);
+    expect(lines).toHaveLength(kept + 1);
+    expect(lines[kept]).toMatchObject({ level: 40, dropped_lines: TOTAL - kept });
+    expect(logs.dropped).toBe(0);
+  });
+
+  it('flushSync() writes every line whole to a non-blocking descriptor that is full, once it is read again', async () => {
+    fifo = fifoWithLateReader(constants.O_RDWR | constants.O_NONBLOCK);
+    // The FIFO filled to its last byte: any write is refused for now (EAGAIN).
+    // Spaces, which the JSON of the first line read after them ignores.
+    for (const size of [4096, 1]) {
+      try {
+        for (;;) writeSync(fifo.fd, Buffer.alloc(size, ' '));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      }
     }
+    const logs = logDestination(fifo.fd);
+    // Fewer than LOG_BATCH_CHARS: gathered, not yet handed to sonic-boom, whose own retry after EAGAIN waits for a timer.
+    const lines = [line(1), line(2, 300), `${JSON.stringify({ n: 3, text: 'é'.repeat(300) })}\n`];
+    expect(lines.join('').length).toBeLessThan(LOG_BATCH_CHARS);
+    for (const l of lines) logs.write(l);
+    fifo.startReading(0.2);
+    logs.flushSync();
+    const read = (await fifo.read(3)).filter((l) => l.n !== undefined);
+    expect(read).toEqual(lines.map((l) => JSON.parse(l) as unknown));
   });
 });
