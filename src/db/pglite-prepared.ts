@@ -9,7 +9,8 @@
 // database's thread, alternated, 450-500 µs as an unnamed `query`, 140-160 µs prepared.
 import { parse, protocol, type PGlite, type messages as wire } from '@electric-sql/pglite';
 import type { QueryResult } from './pglite-thread-protocol.js';
-import { bindExecuteSync, Bytes, messagesOf, readAnswer, type Column } from './pglite-wire.js';
+import { Bytes } from './pglite-bytes.js';
+import { bindExecuteSync, messagesOf, readAnswer, type Column } from './pglite-wire.js';
 
 export interface RunOptions {
   rowMode?: 'object' | 'array';
@@ -55,6 +56,10 @@ export function preparedStatements(client: PGlite, onNotification: (channel: str
   const request = new Bytes();
   const response = new Bytes();
   const collect = (data: Uint8Array) => response.add(data);
+  const asText = (value: unknown, type: number) => {
+    const serialize = client.serializers[type];
+    return serialize ? serialize(value) : String(value);
+  };
 
   /** Sends the messages and gathers every byte of the answer; the engine runs them before this returns. */
   async function exchange(message: Uint8Array): Promise<Uint8Array> {
@@ -117,12 +122,7 @@ export function preparedStatements(client: PGlite, onNotification: (channel: str
 
   async function now(name: string | null, text: string, params: unknown[], { rowMode = 'object', rawTypes = [] }: RunOptions = {}): Promise<QueryResult> {
     const statement = name === null ? await statementFor(text) : await statementNamed(name, text);
-    const values = params.map((value, i) => {
-      if (value === null || value === undefined) return null;
-      const serialize = client.serializers[statement.types[i]!];
-      return serialize ? serialize(value) : String(value);
-    });
-    const answered = exchange(bindExecuteSync(request, statement.name, values));
+    const answered = exchange(bindExecuteSync(request, statement.name, params, statement.types, asText));
     request.clear(); // the engine has read it: an exchange runs before it returns its promise
     const answer = await answered;
     const parsers = statement.fields.map(({ dataTypeID }) => (rawTypes.includes(dataTypeID) ? identity : client.parsers[dataTypeID]));

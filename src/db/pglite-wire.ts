@@ -4,6 +4,8 @@
 // protocol classes allocate a buffer per message written and an object per message read; its
 // parser is used here only for an error or a notification, where the objects are what we want.
 import { protocol, type messages as wire } from '@electric-sql/pglite';
+import { writeBinaryArray } from './pglite-binary-arrays.js';
+import type { Bytes } from './pglite-bytes.js';
 
 export type ColumnParser = ((text: string, type: number) => unknown) | undefined;
 
@@ -12,65 +14,9 @@ export interface Column {
   dataTypeID: number;
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const BIND = 0x42, EXECUTE = 0x45, SYNC = 0x53; // frontend message codes
 const DATA_ROW = 0x44, COMMAND_COMPLETE = 0x43, ERROR = 0x45, NOTIFICATION = 0x41; // backend message codes
-
-/** Kept between statements; a buffer grown past this for one large statement is let go after it. */
-const KEPT_BYTES = 64 * 1024;
-
-/** A byte buffer grown as needed and reused from one statement to the next. */
-export class Bytes {
-  bytes = new Uint8Array(4096);
-  view = new DataView(this.bytes.buffer);
-  length = 0;
-
-  /** Empties it, and lets go of the memory of a large statement rather than hold it for the thread's life. */
-  clear(): void {
-    this.length = 0;
-    if (this.bytes.length <= KEPT_BYTES) return;
-    this.bytes = new Uint8Array(4096);
-    this.view = new DataView(this.bytes.buffer);
-  }
-
-  ensure(more: number): void {
-    if (this.length + more <= this.bytes.length) return;
-    const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + more));
-    grown.set(this.bytes.subarray(0, this.length));
-    this.bytes = grown;
-    this.view = new DataView(grown.buffer);
-  }
-  byte(value: number): void {
-    this.ensure(1);
-    this.bytes[this.length++] = value;
-  }
-  int16(value: number): void {
-    this.ensure(2);
-    this.view.setInt16(this.length, value);
-    this.length += 2;
-  }
-  int32(value: number): void {
-    this.ensure(4);
-    this.view.setInt32(this.length, value);
-    this.length += 4;
-  }
-  add(bytes: Uint8Array): void {
-    this.ensure(bytes.length);
-    this.bytes.set(bytes, this.length);
-    this.length += bytes.length;
-  }
-  /** A length-prefixed UTF-8 value, as Bind carries parameters. */
-  text(value: string): void {
-    this.ensure(4 + value.length * 3);
-    const { written } = encoder.encodeInto(value, this.bytes.subarray(this.length + 4));
-    this.view.setInt32(this.length, written);
-    this.length += 4 + written;
-  }
-  filled(): Uint8Array {
-    return this.bytes.subarray(0, this.length);
-  }
-}
 
 /** PGlite's own message objects for a stretch of an answer (a prepare's, an error, a notification). */
 export function messagesOf(answer: Uint8Array): wire.BackendMessage[] {
@@ -79,8 +25,12 @@ export function messagesOf(answer: Uint8Array): wire.BackendMessage[] {
   return messages;
 }
 
-/** Bind the text values to the unnamed portal of statement `name` (text results), Execute it whole, Sync. */
-export function bindExecuteSync(into: Bytes, name: Uint8Array, values: (string | null)[]): Uint8Array {
+/**
+ * Bind `params` to the unnamed portal of statement `name`, whose parameter types are `types`
+ * (text results), Execute it whole, Sync. An array goes in binary where it has a binary form here
+ * (src/db/pglite-binary-arrays.ts); any other value as the text `asText` makes of it.
+ */
+export function bindExecuteSync(into: Bytes, name: Uint8Array, params: unknown[], types: number[], asText: (value: unknown, type: number) => string): Uint8Array {
   into.length = 0;
   into.byte(BIND);
   const lengthAt = into.length;
@@ -88,11 +38,16 @@ export function bindExecuteSync(into: Bytes, name: Uint8Array, values: (string |
   into.byte(0);
   into.add(name);
   into.byte(0);
-  into.int16(0);
-  into.int16(values.length);
-  for (const value of values) {
-    if (value === null) into.int32(-1);
-    else into.text(value);
+  // One format code per parameter, all text (0) until a parameter goes in binary.
+  into.int16(params.length);
+  const formatsAt = into.length;
+  for (let i = 0; i < params.length; i++) into.int16(0);
+  into.int16(params.length);
+  for (let i = 0; i < params.length; i++) {
+    const value = params[i];
+    if (value === null || value === undefined) into.int32(-1);
+    else if (writeBinaryArray(into, types[i]!, value)) into.view.setInt16(formatsAt + 2 * i, 1);
+    else into.text(asText(value, types[i]!));
   }
   into.int16(0);
   into.view.setInt32(lengthAt, into.length - lengthAt);
