@@ -33,6 +33,8 @@ export interface LogDestination {
   flushSync(): void;
   /** Lines dropped since the last count written. */
   readonly dropped: number;
+  /** Lines dropped since it was made (`ladder_log_lines_dropped_total` in /metrics). */
+  readonly droppedTotal: number;
 }
 
 export interface LogDestinationOptions {
@@ -60,6 +62,7 @@ export function logDestination(fd = 1, options: LogDestinationOptions = {}): Log
   let timer: NodeJS.Timeout | null = null;
   /** Lines dropped and not yet reported. */
   let dropped = 0;
+  let droppedTotal = 0;
   /** Set by sonic-boom's 'drop' event, which it emits inside `write` for data it refuses. */
   let refused = false;
   out.on('drop', () => (refused = true));
@@ -85,8 +88,10 @@ export function logDestination(fd = 1, options: LogDestinationOptions = {}): Log
     // written while the batch behind it is refused, again and again while the reader is behind.
     refused = false;
     out.write(text);
-    if (refused) dropped += count;
-    else {
+    if (refused) {
+      dropped += count;
+      droppedTotal += count;
+    } else {
       dropped = 0;
       holding = true;
     }
@@ -118,6 +123,9 @@ export function logDestination(fd = 1, options: LogDestinationOptions = {}): Log
     },
     get dropped() {
       return dropped;
+    },
+    get droppedTotal() {
+      return droppedTotal;
     },
   };
 }

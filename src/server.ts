@@ -27,6 +27,8 @@ const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 
 export interface StartOptions {
   logStream?: DestinationStream;
+  /** Log lines `logStream` dropped since the start, for /metrics (src/log-destination.ts). */
+  droppedLogLines?: () => number;
   /** An already open database (tests); the caller closes it. Default: opened from the config. */
   database?: Database;
   /** The config's database and TLS material, already being loaded (`startEarly`); the server closes the database. */
@@ -81,6 +83,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const database = options.database ? { database: options.database } : options.started ? { opening: options.started.database } : {};
   await fastify.register(app, { config, ...database, clock: options.clock });
+  if (options.droppedLogLines) fastify.metrics.watchLogDrops(options.droppedLogLines);
   // A server's first listen() loads Node's cluster module (with child_process and dgram): 10-20 ms
   // on a slow machine, after the embedded database has opened. Asked for now, it loads while
   // listen() waits for the database, which at a start is nearly always still opening.
@@ -127,7 +130,7 @@ async function startMetricsListener(fastify: FastifyInstance, port: number) {
  * close the database. Listening starts before this resolves, so the handlers go in first:
  * a signal that arrives during start-up shuts down as soon as the server is up.
  */
-async function serveUntilSignalled(config: Config, logs: DestinationStream): Promise<void> {
+async function serveUntilSignalled(config: Config, logs: LogDestination): Promise<void> {
   let server: RunningServer | null = null;
   let signalled: string | null = null;
   const shutdown = (running: RunningServer, signal: string) => {
@@ -154,7 +157,7 @@ async function serveUntilSignalled(config: Config, logs: DestinationStream): Pro
   process.on('SIGINT', () => onSignal('SIGINT'));
   const started = startEarly(config);
   try {
-    server = await startServer(config, { logStream: logs, started });
+    server = await startServer(config, { logStream: logs, droppedLogLines: () => logs.droppedTotal, started });
   } catch (error) {
     // Closed cleanly, and its data directory unlocked, before the process exits.
     await started.database.then((database) => database.close()).catch(() => {});

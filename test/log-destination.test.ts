@@ -143,6 +143,8 @@ describe('log destination, a reader behind', () => {
     });
     expect(lines.slice(kept + 1).map((l) => l.n)).toEqual([TOTAL, TOTAL + 1]);
     expect(logs.dropped).toBe(0);
+    // The count since the start stays, for /metrics.
+    expect(logs.droppedTotal).toBe(TOTAL - kept);
   });
 
   it('flushSync() writes the count of the lines dropped when no line comes after them', async () => {

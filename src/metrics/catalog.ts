@@ -45,6 +45,7 @@ export const METRICS = {
   modelCalls: m('model_calls_total', 'counter', ['kind', 'outcome'], 'Model calls made through quotas and the usage ledger, by kind (direct, ladder) and outcome (ok, error).'),
   spend: m('spend_usd_total', 'counter', ['kind'], 'Spend in USD of model calls, as priced for the usage ledger, by kind (direct, ladder).'),
   usageRowsRejected: m('usage_rows_rejected_total', 'counter', [], 'Usage ledger rows the database refused and the ledger set aside (logged once each); should stay 0.'),
+  logLinesDropped: m('log_lines_dropped_total', 'counter', [], 'Log lines dropped because the reader of stdout fell more than 16 MB behind (a stuck log shipper); should stay 0.'),
   instances: m('instances', 'gauge', ['status'], 'Ladder run instances pending or running, across every process on the database (read at most every 5 s).'),
   workersBusy: m('workers_busy', 'gauge', [], 'Background workers of this process that are running a ladder run now.'),
 } as const satisfies Record<string, MetricDefinition>;

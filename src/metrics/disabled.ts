@@ -18,4 +18,5 @@ export const disabledMetrics: Metrics = {
   workerBusy: () => {},
   watchCircuits: () => {},
   watchInstances: () => {},
+  watchLogDrops: () => {},
 };

@@ -50,6 +50,8 @@ export interface Metrics {
   watchCircuits(read: () => Iterable<CircuitReading>): void;
   /** Read at scrape time, at most every `cacheMs`: pending and running instances. */
   watchInstances(read: () => Promise<InstanceCounts>, cacheMs?: number): void;
+  /** Read at scrape time: log lines dropped since the start (src/log-destination.ts). */
+  watchLogDrops(read: () => number): void;
 }
 
 const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
@@ -84,6 +86,15 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const modelCalls = counter(METRICS.modelCalls);
   const spend = counter(METRICS.spend);
   const usageRowsRejected = counter(METRICS.usageRowsRejected);
+  // The destination keeps its own count, made before this registry; a scrape adds what it grew by.
+  let readLogDrops: () => number = () => 0;
+  let logDropsSeen = 0;
+  const logLinesDropped = counter(METRICS.logLinesDropped, () => {
+    const total = readLogDrops();
+    if (total > logDropsSeen) logLinesDropped.inc(total - logDropsSeen);
+    logDropsSeen = Math.max(logDropsSeen, total);
+  });
+  logLinesDropped.inc(0);
   const workersBusy = gauge(METRICS.workersBusy);
   workersBusy.set(0);
 
@@ -228,6 +239,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
       readInstances = read;
       instancesCacheMs = cacheMs;
       cached = null;
+    },
+
+    watchLogDrops(read) {
+      readLogDrops = read;
     },
   };
 }

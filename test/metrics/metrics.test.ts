@@ -167,6 +167,20 @@ describe('switching metrics on', () => {
 });
 
 describe('the metrics', () => {
+  it("the server's log destination's dropped lines are counted at each scrape", async () => {
+    let dropped = 3;
+    const config = testConfig({ PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent' });
+    const other = await startServer(config, { database, droppedLogLines: () => dropped });
+    try {
+      const value = async () => valueOf(parsePrometheusText((await get(`${other.metricsUrl}/metrics`)).text), METRICS.logLinesDropped.name);
+      expect(await value()).toBe(3);
+      dropped = 40;
+      expect(await value()).toBe(40);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('docs/metrics.md documents exactly the exported list, and every one is in the scrape with its type and labels', async () => {
     const table = documentedTable();
     expect(table.map((r) => r.name)).toEqual(DOCUMENTED_METRICS.map((m) => m.name));

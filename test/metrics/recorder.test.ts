@@ -113,6 +113,20 @@ describe('the metrics recorder', () => {
     expect(valueOf(f, `${METRICS.overhead.name}_count`, { route: '/v1/providers' })).toBeUndefined();
   });
 
+  it("log lines dropped: the destination's count since the start, read at each scrape, never going back", async () => {
+    const metrics = createMetrics({ providers: [] });
+    expect(valueOf(await read(metrics), METRICS.logLinesDropped.name)).toBe(0);
+    let dropped = 0;
+    metrics.watchLogDrops(() => dropped);
+    dropped = 7;
+    expect(valueOf(await read(metrics), METRICS.logLinesDropped.name)).toBe(7);
+    dropped = 12;
+    expect(valueOf(await read(metrics), METRICS.logLinesDropped.name)).toBe(12);
+    expect(valueOf(await read(metrics), METRICS.logLinesDropped.name)).toBe(12);
+    dropped = 5; // a destination's count does not go back; were it read lower, the counter would not either
+    expect(valueOf(await read(metrics), METRICS.logLinesDropped.name)).toBe(12);
+  });
+
   it('two recorders in one process keep separate registries', async () => {
     const a = createMetrics({ providers: [] });
     const b = createMetrics({ providers: [] });
