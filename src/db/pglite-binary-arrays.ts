@@ -110,8 +110,10 @@ const ARRAYS = new Map<number, { element: number; write: ElementWriter }>([
  * writes nothing and answers false when the type or any element has no binary form here.
  */
 export function writeBinaryArray(into: Bytes, type: number, value: unknown): boolean {
+  // Most parameters are not arrays: they are told apart before the type is looked up.
+  if (!Array.isArray(value)) return false;
   const array = ARRAYS.get(type);
-  if (!array || !Array.isArray(value)) return false;
+  if (!array) return false;
   const start = into.length;
   into.int32(0); // the parameter's length, set below
   into.int32(value.length === 0 ? 0 : 1); // dimensions (an empty array has none)

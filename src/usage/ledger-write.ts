@@ -14,10 +14,10 @@ import type { UsageEntry } from './entry.js';
 export const MAX_BATCH_ROWS = 5000;
 
 // Each column is one array parameter, whatever the batch's size (a row-per-row query builder
-// spent more time on a batch than the call path of all its requests). Parsing those arrays cost
-// the embedded database 2.2 µs per `float8` element and 1.3 µs per `uuid` as text (they now go in
-// binary there: src/db/pglite-binary-arrays.ts; the rows' insert and its indexes are the rest of a
-// batch, docs/performance.md), and what rows repeat goes once: each distinct account,
+// spent more time on a batch than the call path of all its requests). Parsing those arrays as
+// text cost the embedded database 2.2 µs per `float8` element and 1.3 µs per `uuid`, so what rows
+// repeat goes once (and the arrays now go in binary there, src/db/pglite-binary-arrays.ts; the
+// rows' insert and its indexes are most of what is left, docs/performance.md): each distinct account,
 // key, provider, model, ladder and outcome together is one entry of `dims`, and a row carries its
 // entry's number; its time goes as whole milliseconds after the batch's first row's. The rows
 // are written in the order given, which the block-range index on their time counts on (a
