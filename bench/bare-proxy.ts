@@ -3,7 +3,9 @@
 // connection, and returns the answer: whole, or for an event stream, each piece written as it
 // is read (with backpressure), without parsing it. No routing, validation, keys, quotas or logs.
 // What the service adds over this is the cost of our own code; what this adds over `direct` is
-// the machine's price of one TLS hop and one proxied HTTP call. Run as a child process:
+// the machine's price of one TLS hop and one proxied HTTP call. A request to LADDER_PATH makes
+// LADDER_CALLS calls to the upstream one after another and answers with the last: a sequential
+// ladder with no run engine at all, the floor of the mixed-load row. Run as a child process:
 // `bare-proxy.js <upstream> <tls dir>` (the service's DATA_DIR/tls, so that both pay the same
 // TLS); it reports its port over IPC, which is otherwise left to a probe loaded with --import.
 import { once } from 'node:events';
@@ -16,12 +18,21 @@ import { Agent, request } from 'undici';
 const [upstream, tlsDir] = process.argv.slice(2) as [string, string];
 const dispatcher = new Agent({ keepAliveTimeout: 60_000 });
 const target = `${upstream}/v1/chat/completions`;
+/** The mixed-load row's ladder, 32 calls in a row, as bench/chat-completions.ts asks for it. */
+const LADDER_PATH = '/ladder';
+const LADDER_CALLS = 32;
 const tls = { key: readFileSync(path.join(tlsDir, 'localhost.key'), 'utf8'), cert: readFileSync(path.join(tlsDir, 'localhost.crt'), 'utf8') };
 const server = createServer(tls, (req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    request(target, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: Buffer.concat(chunks) })
+    const forward = () =>
+      request(target, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: Buffer.concat(chunks) });
+    const calls = async () => {
+      for (let i = 1; i < LADDER_CALLS; i++) await (await forward()).body.arrayBuffer();
+      return forward();
+    };
+    (req.url === LADDER_PATH ? calls() : forward())
       .then(async (answer) => {
         const type = String(answer.headers['content-type'] ?? '');
         if (type.startsWith('text/event-stream')) {

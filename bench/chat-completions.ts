@@ -14,7 +14,8 @@
 // Also measured: start-up (spawn to a healthy /healthz, fresh DATA_DIR then the same one again),
 // and the mixed load: direct chat at 8 connections alone, then while 4 synchronous 32-call
 // ladders run back to back, alternated BENCH_MIXED_ROUNDS times (default 3) and pooled (on
-// PostgreSQL too when BENCH_DATABASE_URL is set), and the V8 heap
+// PostgreSQL too when BENCH_DATABASE_URL is set, and through the bare proxy, whose ladder is 32
+// upstream calls in a row: the ratio any gateway shows for the same load), and the V8 heap
 // the service allocates per proxied request, with its heaviest allocators (bench/alloc-probe.ts;
 // BENCH_HEAP_PROFILE=<file> keeps the sampled profile). BENCH_SMOKE=1 makes every run short (CI);
 // BENCH_ONLY=mixed skips the chat runs (start-up and mixed load only); BENCH_ONLY=start times
@@ -198,20 +199,23 @@ const sequentialLadder = {
   steps: [{ id: 'a', name: 'A', type: 'sequential', nodes: 32, fields: [{ name: 'Q', type: 'text', from: 'input.context' }], systemPrompt: 'Go on.' }],
 };
 
-/**
- * The mixed-load row: direct chat at MIXED_CONNECTIONS alone, then while MIXED_LADDERS
- * synchronous 32-call ladders run back to back, MIXED_ROUNDS times. Returns both kinds of phase
- * pooled, and the ladders finished.
- */
-async function mixedLoad(dispatcher: Agent, service: string, account: { username: string; auth: Record<string, string> }, body: string) {
-  const { username, auth } = account;
-  const put = await request(`${service}/v1/${username}/mixed`, {
-    method: 'PUT', dispatcher, headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ config: sequentialLadder }),
+/** Saves the mixed-load row's ladder for the account; returns the URL that runs it. */
+async function mixedLadder(dispatcher: Agent, service: string, account: { username: string; auth: Record<string, string> }): Promise<string> {
+  const put = await request(`${service}/v1/${account.username}/mixed`, {
+    method: 'PUT', dispatcher, headers: { 'content-type': 'application/json', ...account.auth }, body: JSON.stringify({ config: sequentialLadder }),
   });
   await put.body.dump();
   if (put.statusCode >= 300) throw new Error(`saving the ladder failed: ${put.statusCode}`);
-  const url = `${service}/v1/chat/completions`;
-  const ladder = `${service}/v1/${username}/mixed/chat/completions`;
+  return `${service}/v1/${account.username}/mixed/chat/completions`;
+}
+
+/**
+ * The mixed-load row: direct chat (`url`) at MIXED_CONNECTIONS alone, then while MIXED_LADDERS
+ * 32-call ladders (`ladder`) run back to back, MIXED_ROUNDS times. Returns both kinds of phase
+ * pooled, and the ladders finished.
+ */
+async function mixedLoad(dispatcher: Agent, target: { url: string; ladder: string; auth: Record<string, string> }, body: string) {
+  const { url, ladder, auth } = target;
   await call(dispatcher, ladder, auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'warm' }] });
   if (!SMOKE) await load(url, auth, body, MIXED_CONNECTIONS, 1);
   const alone = [];
@@ -340,20 +344,23 @@ async function main(): Promise<void> {
       figures.push(figure('chat.service.c1.alloc_run_cpu_per_request', allocated.cpuUs / 1000, 'ms'), figure('chat.service.c1.alloc_run_main_thread_cpu_per_request', allocated.mainUs / 1000, 'ms'));
     }
 
-    // Mixed load, on each database.
-    const mixed = ONLY === 'alloc' ? [] : [{ label: 'embedded', service, account }];
+    // Mixed load, on each database, and through the bare proxy: its ladder is 32 upstream calls
+    // in a row with no run engine (bench/bare-proxy.ts), what any gateway pays for the same load.
+    const mixed = ONLY === 'alloc' ? [] : [{ label: 'embedded', url: `${service}/v1/chat/completions`, ladder: await mixedLadder(tls, service, account), auth }];
     if (process.env.BENCH_DATABASE_URL && ONLY !== 'alloc') {
       const pg = await startService(upstream, pgDataDir, adminToken, tls, { DATABASE_URL: process.env.BENCH_DATABASE_URL });
-      mixed.push({ label: 'postgres', service: pg.url, account: await setUpAccount(tls, pg.url, admin) });
+      const pgAccount = await setUpAccount(tls, pg.url, admin);
+      mixed.push({ label: 'postgres', url: `${pg.url}/v1/chat/completions`, ladder: await mixedLadder(tls, pg.url, pgAccount), auth: pgAccount.auth });
     }
     if (mixed.length > 0) {
+      mixed.push({ label: 'floor', url: `${floor}/v1/chat/completions`, ladder: `${floor}/ladder`, auth: { authorization: 'Bearer sk-bench-upstream-key' } });
       process.stdout.write(
         `\nMixed load: direct chat at ${MIXED_CONNECTIONS} connections, alone and beside ${MIXED_LADDERS} synchronous 32-call ladders run back to back ` +
-          `(${MIXED_ROUNDS} round${MIXED_ROUNDS === 1 ? '' : 's'} of ${DURATION_S} s each, alternated and pooled):\n`,
+          `(${MIXED_ROUNDS} round${MIXED_ROUNDS === 1 ? '' : 's'} of ${DURATION_S} s each, alternated and pooled; floor: the bare proxy, its ladder 32 upstream calls in a row):\n`,
       );
     }
     for (const m of mixed) {
-      const { alone, loaded, ladders } = await mixedLoad(tls, m.service, m.account, body);
+      const { alone, loaded, ladders } = await mixedLoad(tls, m, body);
       const ratio = loaded.p99 / alone.p99;
       process.stdout.write(
         `  ${m.label.padEnd(8)}: alone p50 ${alone.p50.toFixed(3)} ms, p99 ${alone.p99.toFixed(3)} ms; beside the ladders p50 ${loaded.p50.toFixed(3)} ms, ` +
@@ -362,7 +369,7 @@ async function main(): Promise<void> {
       figures.push(
         figure(`mixed.${m.label}.alone_p99`, alone.p99, 'ms'),
         figure(`mixed.${m.label}.loaded_p99`, loaded.p99, 'ms'),
-        figure(`mixed.${m.label}.p99_ratio`, ratio, 'x', { atMost: 1.5 }),
+        figure(`mixed.${m.label}.p99_ratio`, ratio, 'x', m.label === 'floor' ? undefined : { atMost: 1.5 }),
         figure(`mixed.${m.label}.ladders_finished`, ladders, 'runs'),
       );
     }
