@@ -22,17 +22,24 @@ const target = `${upstream}/v1/chat/completions`;
 const LADDER_PATH = '/ladder';
 const LADDER_CALLS = 32;
 const tls = { key: readFileSync(path.join(tlsDir, 'localhost.key'), 'utf8'), cert: readFileSync(path.join(tlsDir, 'localhost.crt'), 'utf8') };
+
+/** One call to the upstream with the client's body and key. */
+const forward = (body: Buffer, authorization: string) =>
+  request(target, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', authorization }, body });
+
+/** LADDER_CALLS calls in a row; every answer but the last is read and dropped. */
+async function ladder(body: Buffer, authorization: string) {
+  for (let i = 1; i < LADDER_CALLS; i++) await (await forward(body, authorization)).body.arrayBuffer();
+  return forward(body, authorization);
+}
+
 const server = createServer(tls, (req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    const forward = () =>
-      request(target, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: Buffer.concat(chunks) });
-    const calls = async () => {
-      for (let i = 1; i < LADDER_CALLS; i++) await (await forward()).body.arrayBuffer();
-      return forward();
-    };
-    (req.url === LADDER_PATH ? calls() : forward())
+    const body = Buffer.concat(chunks);
+    const authorization = req.headers.authorization ?? '';
+    (req.url === LADDER_PATH ? ladder(body, authorization) : forward(body, authorization))
       .then(async (answer) => {
         const type = String(answer.headers['content-type'] ?? '');
         if (type.startsWith('text/event-stream')) {
