@@ -36,6 +36,12 @@ export interface ProbeResult {
   sampledBytes: number;
 }
 
+/** What the probe answers when it could not do what it was asked (the bench then stops with this message). */
+export interface ProbeFailure {
+  probe: 'failed';
+  error: string;
+}
+
 interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   selfSize: number;
@@ -101,7 +107,9 @@ async function stop(): Promise<ProbeResult> {
   return { probe: 'stopped', bytes, collections: statistics.length, top, sampledBytes };
 }
 
+const failed = (error: unknown) => process.send!({ probe: 'failed', error: error instanceof Error ? error.message : String(error) } satisfies ProbeFailure);
+
 process.on('message', (message: { probe?: string }) => {
-  if (message.probe === 'start') void start(message as ProbeStart).then(() => process.send!({ probe: 'started' }));
-  else if (message.probe === 'stop') void stop().then((result) => process.send!(result));
+  if (message.probe === 'start') start(message as ProbeStart).then(() => process.send!({ probe: 'started' }), failed);
+  else if (message.probe === 'stop') stop().then((result) => process.send!(result), failed);
 });

@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
-import type { ProbeResult, ProbeStart } from './alloc-probe.js';
+import type { ProbeFailure, ProbeResult, ProbeStart } from './alloc-probe.js';
 import { figure, printReport, SMOKE, type Figure } from './report.js';
 import { call, children, cpuTimeUs, startBareProxy, startService, startUpstream, stopChildren, type Service } from './service-process.js';
 
@@ -72,11 +72,18 @@ function percentile(sorted: Float64Array, p: number): number {
 /** A process with the allocation probe (bench/alloc-probe.ts) loaded: the service, or the floor. */
 type Probed = Pick<Service, 'child' | 'pid'>;
 
-/** Sends `message` to the process's allocation probe and waits for its answer. */
+// A probe answers in well under a second, or a few with a large sampled profile to write.
+const PROBE_TIMEOUT_MS = 60_000;
+
+/** Sends `message` to the process's allocation probe and waits for its answer; throws if it failed or never answers. */
 async function askProbe<T>(service: Probed, message: object): Promise<T> {
-  const answer = once(service.child, 'message') as Promise<[T]>;
+  const answer = once(service.child, 'message', { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) }) as Promise<[T | ProbeFailure]>;
   service.child.send(message);
-  return (await answer)[0];
+  const [reply] = await answer.catch((error: unknown) => {
+    throw new Error(`allocation probe (pid ${service.pid}) did not answer ${JSON.stringify(message)}: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  if ((reply as ProbeFailure).probe === 'failed') throw new Error(`allocation probe (pid ${service.pid}): ${(reply as ProbeFailure).error}`);
+  return reply as T;
 }
 
 /**
