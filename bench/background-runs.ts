@@ -17,7 +17,6 @@
 // runs a few of each (CI). The last line is the JSON report (bench/report.ts).
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,7 +28,7 @@ import { runLadder } from '../src/ladders/engine/interpreter.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { EVENTS_CHANNEL } from '../src/services/instance-events.js';
 import { figure, printReport, SMOKE, type Figure } from './report.js';
-import { cpuTimeUs } from './service-process.js';
+import { cpuTimeUs, portOf } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const RUNS = Number(process.env.BENCH_RUNS ?? (SMOKE ? 3 : 30));
@@ -75,8 +74,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function startUpstream(children: ChildProcess[]): Promise<string> {
   const child = fork(path.join(here, 'fake-upstream.js'), { stdio: 'inherit' });
   children.push(child);
-  const [message] = (await once(child, 'message')) as [{ port: number }];
-  return `http://127.0.0.1:${message.port}`;
+  return `http://127.0.0.1:${await portOf(child, 'the fake upstream')}`;
 }
 
 async function call(dispatcher: Agent, url: string, headers: Record<string, string>, body: unknown, method = 'POST') {

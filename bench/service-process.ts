@@ -46,8 +46,33 @@ export function cpuTimeUs(pid: number | undefined, mainThreadOnly = false): numb
 export async function startUpstream(): Promise<string> {
   const child = fork(path.join(here, 'fake-upstream.js'), { stdio: 'inherit' });
   children.push(child);
-  const [message] = (await once(child, 'message')) as [{ port: number }];
-  return `http://127.0.0.1:${message.port}`;
+  return `http://127.0.0.1:${await portOf(child, 'the fake upstream')}`;
+}
+
+/** How long a helper process may take to say where it listens. */
+const LISTEN_TIMEOUT_MS = 30_000;
+
+/**
+ * The port a forked helper (the fake upstream, the bare proxy) sends once it listens; throws,
+ * naming it, when it exits first or stays silent, where waiting on its message alone would
+ * hang, or let the bench exit quietly once nothing else is left to wait for.
+ */
+export async function portOf(child: ChildProcess, name: string): Promise<number> {
+  const signal = AbortSignal.timeout(LISTEN_TIMEOUT_MS);
+  const listening = once(child, 'message', { signal }).then(([message]) => (message as { port: number }).port);
+  const exited = once(child, 'exit', { signal }).then(([code, by]) => {
+    throw new Error(`${name} exited before it listened (${by ? `signal ${String(by)}` : `code ${String(code)}`})`);
+  });
+  try {
+    return await Promise.race([listening, exited]);
+  } catch (error) {
+    if (signal.aborted) throw new Error(`${name} did not listen within ${LISTEN_TIMEOUT_MS / 1000} s`);
+    throw error;
+  } finally {
+    // Whichever lost is still waiting: stop it, so that its rejection is not left unhandled.
+    listening.catch(() => {});
+    exited.catch(() => {});
+  }
 }
 
 /**
@@ -58,8 +83,7 @@ export async function startUpstream(): Promise<string> {
 export async function startBareProxy(upstream: string, tlsDir: string, nodeArgs: string[] = []): Promise<{ url: string; pid: number | undefined; child: ChildProcess }> {
   const child = fork(path.join(here, 'bare-proxy.js'), [upstream, tlsDir], { stdio: 'inherit', execArgv: nodeArgs });
   children.push(child);
-  const [message] = (await once(child, 'message')) as [{ port: number }];
-  return { url: `https://127.0.0.1:${message.port}`, pid: child.pid, child };
+  return { url: `https://127.0.0.1:${await portOf(child, 'the bare proxy')}`, pid: child.pid, child };
 }
 
 /** A port nobody listens on right now (the service needs it before it can log anything). */
