@@ -36,7 +36,7 @@ import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
 import type { ProbeFailure, ProbeResult, ProbeStart } from './alloc-probe.js';
 import { figure, printReport, SMOKE, type Figure } from './report.js';
-import { call, children, cpuTimeUs, startBareProxy, startService, startUpstream, stopChildren, type Service } from './service-process.js';
+import { call, children, cpuTimeUs, nextMessage, startBareProxy, startService, startUpstream, stopChildren, type Service } from './service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION ?? (SMOKE ? 1 : 5));
@@ -75,14 +75,13 @@ type Probed = Pick<Service, 'child' | 'pid'>;
 // A probe answers in well under a second, or a few with a large sampled profile to write.
 const PROBE_TIMEOUT_MS = 60_000;
 
-/** Sends `message` to the process's allocation probe and waits for its answer; throws if it failed or never answers. */
+/** Sends `message` to the process's allocation probe and waits for its answer; throws if it failed, exited or never answers. */
 async function askProbe<T>(service: Probed, message: object): Promise<T> {
-  const answer = once(service.child, 'message', { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) }) as Promise<[T | ProbeFailure]>;
+  const name = `the allocation probe (pid ${service.pid}), asked ${JSON.stringify(message)},`;
+  const answer = nextMessage<T | ProbeFailure>(service.child, name, PROBE_TIMEOUT_MS);
   service.child.send(message);
-  const [reply] = await answer.catch((error: unknown) => {
-    throw new Error(`allocation probe (pid ${service.pid}) did not answer ${JSON.stringify(message)}: ${error instanceof Error ? error.message : String(error)}`);
-  });
-  if ((reply as ProbeFailure).probe === 'failed') throw new Error(`allocation probe (pid ${service.pid}): ${(reply as ProbeFailure).error}`);
+  const reply = await answer;
+  if ((reply as ProbeFailure).probe === 'failed') throw new Error(`${name} failed: ${(reply as ProbeFailure).error}`);
   return reply as T;
 }
 

@@ -52,25 +52,31 @@ export async function startUpstream(): Promise<string> {
 /** How long a helper process may take to say where it listens. */
 const LISTEN_TIMEOUT_MS = 30_000;
 
-/**
- * The port a forked helper (the fake upstream, the bare proxy) sends once it listens; throws,
- * naming it, when it exits first or stays silent, where waiting on its message alone would
- * hang, or let the bench exit quietly once nothing else is left to wait for.
- */
+/** The port a forked helper (the fake upstream, the bare proxy) sends once it listens. */
 export async function portOf(child: ChildProcess, name: string): Promise<number> {
-  const signal = AbortSignal.timeout(LISTEN_TIMEOUT_MS);
-  const listening = once(child, 'message', { signal }).then(([message]) => (message as { port: number }).port);
+  return (await nextMessage<{ port: number }>(child, name, LISTEN_TIMEOUT_MS)).port;
+}
+
+/**
+ * The next message `child` sends over IPC; throws, naming it, when it exits first or stays
+ * silent for `timeoutMs`, where waiting on the message alone would hang, or let the bench end
+ * quietly with exit 0 once nothing else is left to wait for. Listening starts on the call, so
+ * a caller may send its request after calling.
+ */
+export async function nextMessage<T>(child: ChildProcess, name: string, timeoutMs: number): Promise<T> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  const answered = once(child, 'message', { signal }).then(([message]) => message as T);
   const exited = once(child, 'exit', { signal }).then(([code, by]) => {
-    throw new Error(`${name} exited before it listened (${by ? `signal ${String(by)}` : `code ${String(code)}`})`);
+    throw new Error(`${name} exited before it answered (${by ? `signal ${String(by)}` : `code ${String(code)}`})`);
   });
   try {
-    return await Promise.race([listening, exited]);
+    return await Promise.race([answered, exited]);
   } catch (error) {
-    if (signal.aborted) throw new Error(`${name} did not listen within ${LISTEN_TIMEOUT_MS / 1000} s`);
+    if (signal.aborted) throw new Error(`${name} did not answer within ${timeoutMs / 1000} s`);
     throw error;
   } finally {
     // Whichever lost is still waiting: stop it, so that its rejection is not left unhandled.
-    listening.catch(() => {});
+    answered.catch(() => {});
     exited.catch(() => {});
   }
 }
