@@ -15,12 +15,10 @@
 // modes in turn, after BENCH_WARMUP runs of every mode and shape, default 20), BENCH_INSTANCES
 // (default 2000); WORKER_CONCURRENCY, when set, replaces the default for the throughput figure; BENCH_SMOKE=1
 // runs a few of each (CI). The last line is the JSON report (bench/report.ts).
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import type { LadderConfig } from '../src/ladders/language/config.js';
@@ -28,9 +26,8 @@ import { runLadder } from '../src/ladders/engine/interpreter.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { EVENTS_CHANNEL } from '../src/services/instance-events.js';
 import { figure, printReport, SMOKE, type Figure } from './report.js';
-import { cpuTimeUs, portOf } from './service-process.js';
+import { cpuTimeUs, startUpstream, stopChildren } from './service-process.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const RUNS = Number(process.env.BENCH_RUNS ?? (SMOKE ? 3 : 30));
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? (SMOKE ? 100 : 2000));
 /** Runs of every mode and shape before any is timed (BENCH_WARMUP), and the rounds the timed runs are taken in. */
@@ -70,12 +67,6 @@ const percentile = (values: number[], p: number) => {
 const signed = (ms: number) => `${ms < 0 ? '-' : '+'}${Math.abs(ms).toFixed(3)}`;
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function startUpstream(children: ChildProcess[]): Promise<string> {
-  const child = fork(path.join(here, 'fake-upstream.js'), { stdio: 'inherit' });
-  children.push(child);
-  return `http://127.0.0.1:${await portOf(child, 'the fake upstream')}`;
-}
 
 async function call(dispatcher: Agent, url: string, headers: Record<string, string>, body: unknown, method = 'POST') {
   const res = await request(url, { method: method as 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -314,16 +305,15 @@ async function benchDatabase(label: string, prefix: string, upstream: string, da
 }
 
 async function main(): Promise<void> {
-  const children: ChildProcess[] = [];
   try {
-    const upstream = await startUpstream(children);
+    const upstream = await startUpstream();
     const figures: Figure[] = [];
     const out = [...(await benchDatabase('embedded database (PGlite)', 'embedded', upstream, null, figures))];
     if (process.env.BENCH_DATABASE_URL) out.push(...(await benchDatabase('PostgreSQL', 'postgres', upstream, process.env.BENCH_DATABASE_URL, figures)));
     process.stdout.write(`\n${out.join('\n')}\n`);
     printReport('runs', figures);
   } finally {
-    for (const child of children) child.kill('SIGTERM');
+    await stopChildren();
   }
 }
 
