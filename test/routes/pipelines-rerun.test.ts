@@ -73,7 +73,9 @@ describe('POST /v1/pipelines/instances/{id}/rerun', () => {
   };
 
   beforeAll(async () => {
-    h = await startHarness({ WORKER_CONCURRENCY: '2', WORKER_POLL_MS: '200', RUN_LEASE_MS: '1000', LADDER_MAX_CONCURRENT_CALLS: '4' });
+    // The crash test hands the worker a lease that has already run out; a short lease of its own
+    // would let a busy machine's late heartbeat lose the run to the other slot (a third attempt).
+    h = await startHarness({ WORKER_CONCURRENCY: '2', WORKER_POLL_MS: '200', RUN_LEASE_MS: '15000', LADDER_MAX_CONCURRENT_CALLS: '4' });
   });
   afterAll(() => h.close());
   beforeEach(async () => {
