@@ -21,7 +21,10 @@ describe('background runs', () => {
     insertPending(db(), { ladderId: ladder.id, ladderVersion: ladder.version, author: user.username, slug: 'minimal', accountId: user.id, input }, extra);
 
   beforeAll(async () => {
-    h = await startHarness({ WORKER_CONCURRENCY: '2', WORKER_POLL_MS: '200', RUN_LEASE_MS: '1000', RUN_CANCEL_CHECK_MS: '100' });
+    // Every takeover here is of a lease the test sets to expired, and a lost lease is seen at the next
+    // check (RUN_CANCEL_CHECK_MS); a short lease of the worker's own would only let a busy machine's
+    // late heartbeat abort a run that should finish in one attempt.
+    h = await startHarness({ WORKER_CONCURRENCY: '2', WORKER_POLL_MS: '200', RUN_LEASE_MS: '15000', RUN_CANCEL_CHECK_MS: '100' });
     user = await userWithOpenAI(h);
     ladder = await saveLadder(h, user, 'minimal', minimalLadder);
   });
