@@ -72,7 +72,8 @@ export const EnvSchema = Type.Object({
   WORKER_CONCURRENCY: Int(0, 256, 16),
   WORKER_POLL_MS: Int(50, 60_000, 1_000),
   RUN_LEASE_MS: Int(1_000, 3_600_000, 15_000),
-  RUN_CANCEL_CHECK_MS: Int(50, 60_000, 500),
+  // No schema default: unset, 500 ms or a third of RUN_LEASE_MS if that is shorter (see cancelCheck).
+  RUN_CANCEL_CHECK_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
   RUN_MAX_ATTEMPTS: Int(1, 100, 3),
   INSTANCE_RETENTION_DAYS: Int(0, 36_500, 30),
   RESPONSES_RETENTION_DAYS: Int(0, 36_500, 30),
@@ -300,7 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: parsed.WORKER_CONCURRENCY,
       pollMs: parsed.WORKER_POLL_MS,
       leaseMs: parsed.RUN_LEASE_MS,
-      cancelCheckMs: parsed.RUN_CANCEL_CHECK_MS,
+      cancelCheckMs: cancelCheck(parsed),
       maxAttempts: parsed.RUN_MAX_ATTEMPTS,
       retentionDays: parsed.INSTANCE_RETENTION_DAYS,
       responsesRetentionDays: parsed.RESPONSES_RETENTION_DAYS,
@@ -393,6 +394,26 @@ function describe(schema: TSchema, fallback: string): string {
 
 function isTrue(flag: string | undefined): boolean {
   return flag === 'true' || flag === '1';
+}
+
+const DEFAULT_CANCEL_CHECK_MS = 500;
+
+/**
+ * A lease is renewed only at a check, and a run whose lease went unrenewed for all of
+ * RUN_LEASE_MS stops (another process may have taken it over): a check at most every third of
+ * the lease leaves two more chances when one renewal comes late. Unset: 500 ms, or a third of
+ * the lease when that is shorter. Set longer than a third: refused.
+ */
+function cancelCheck(env: Env): number {
+  const third = Math.floor(env.RUN_LEASE_MS / 3);
+  const set = env.RUN_CANCEL_CHECK_MS;
+  if (set === undefined) return Math.min(DEFAULT_CANCEL_CHECK_MS, third);
+  if (set > third) {
+    throw new ConfigError(
+      `Invalid configuration:\n  RUN_CANCEL_CHECK_MS=${JSON.stringify(String(set))}: must be at most a third of RUN_LEASE_MS (${third}), so that a late renewal still leaves time for the next before the lease runs out`,
+    );
+  }
+  return set;
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;

@@ -97,6 +97,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ REQUEST_TIMEOUT_MS: '60000' }).providers.requestTimeoutMs).toBe(60_000);
   });
 
+  it('checks runs every 500 ms, or every third of a lease shorter than 1.5 s, unless told', () => {
+    const check = (env: Record<string, string>) => loadConfig(env).worker.cancelCheckMs;
+    expect(check({ RUN_LEASE_MS: '1500' })).toBe(500);
+    expect(check({ RUN_LEASE_MS: '1000' })).toBe(333);
+    expect(check({ RUN_LEASE_MS: '1000', RUN_CANCEL_CHECK_MS: '333' })).toBe(333);
+    expect(check({ RUN_LEASE_MS: '60000', RUN_CANCEL_CHECK_MS: '20000' })).toBe(20_000);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 8443, databaseUrl: null });
   });
@@ -115,6 +123,9 @@ describe('loadConfig', () => {
     [{ PROVIDER_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4999' }, 'REQUEST_TIMEOUT_MS="4999": must be at least PROVIDER_TIMEOUT_MS (5000)'],
     [{ WORKER_CONCURRENCY: '-1' }, 'WORKER_CONCURRENCY="-1": must be a whole number from 0 to 256'],
     [{ RUN_LEASE_MS: '10' }, 'RUN_LEASE_MS="10": must be a whole number from 1000 to 3600000'],
+    [{ RUN_LEASE_MS: '1000', RUN_CANCEL_CHECK_MS: '500' }, 'RUN_CANCEL_CHECK_MS="500": must be at most a third of RUN_LEASE_MS (333), so that a late renewal still leaves time for the next before the lease runs out'],
+    [{ RUN_CANCEL_CHECK_MS: '5001' }, 'RUN_CANCEL_CHECK_MS="5001": must be at most a third of RUN_LEASE_MS (5000)'],
+    [{ RUN_CANCEL_CHECK_MS: '10' }, 'RUN_CANCEL_CHECK_MS="10": must be a whole number from 50 to 60000'],
     [{ METRICS_TOKEN: 'short-metrics' }, 'METRICS_TOKEN=(hidden): must be at least 16 characters long'],
     [{ METRICS_PORT: '70000' }, 'METRICS_PORT="70000": must be a whole number from 0 to 65535'],
     [{ PORT: '9464', METRICS_PORT: '9464' }, 'METRICS_PORT=9464: must differ from PORT'],
