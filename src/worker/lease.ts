@@ -1,6 +1,7 @@
 // The leases of the runs this process holds, background and synchronous alike. One timer
 // serves them all: every `checkMs` one query reads their cancel requests and whether each is
-// still ours, and every third of the lease the same query renews them (guarded by the fence).
+// still ours, and at least every third of the lease the same query renews them (guarded by the
+// fence).
 // A run that is no longer ours, or that could not be renewed in time, is aborted here and
 // writes nothing more; a cancel request aborts it as cancelled. On the embedded database no
 // other process can take a run over (one process owns the data directory), so a renewal that
@@ -66,7 +67,10 @@ export function createLeaseKeeper(options: LeaseKeeperOptions) {
     const fences = local.map((r) => r.fence);
     const started = performance.now();
     try {
-      let renew = started - lastRenewal >= leaseMs / 3;
+      // Renewed when waiting for the next check would leave the lease unrenewed for more than a
+      // third of it: with checks every third (1,000 / 333 ms) each one renews, where "a third has
+      // passed" missed every other by a fraction of a millisecond and left one late renewal to spare.
+      let renew = started - lastRenewal + checkMs > leaseMs / 3;
       if (!renew) {
         // Cheap read; a run that is not still ours and uncancelled is renewed at once, which tells which.
         const fine = new Set((await database.queryRelaxed<{ id: string }>('ladder_lease_check', CHECK_SQL, [ids, fences])).map((r) => r.id));

@@ -1,7 +1,7 @@
 // The lease keeper: a renewal that comes too late stops a run where another process could take
 // it over (PostgreSQL), and stops nothing on the embedded database, which one process owns; a
 // run is surely held while no other process can take it over.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLeaseKeeper } from '../../src/worker/lease.js';
 
 /** A database whose every statement waits until `answer()`: renewals that cannot come through. */
@@ -60,6 +60,47 @@ describe('lease keeper', () => {
     keeper.track(held, 'async', new AbortController(), performance.now() - 1_000);
     expect(keeper.surelyHeld(held.id)).toBe(true);
     expect(keeper.surelyHeld('00000000-0000-4000-8000-000000000002')).toBe(false);
+    keeper.stop();
+  });
+});
+
+describe('lease keeper: renewal cadence', () => {
+  afterEach(() => vi.useRealTimers());
+
+  /** A database that answers at once and records which statement each check sent. */
+  function answeringDatabase() {
+    const sent: Array<[string, number]> = [];
+    return {
+      sent,
+      queryRelaxed: async <Row>(name: string, _text: string, params?: unknown[]) => {
+        sent.push([name, performance.now()]);
+        return (params![0] as string[]).map((id) => ({ id, cancel: false })) as Row[];
+      },
+    };
+  }
+
+  it('renews at every check when checks come every third of the lease (1,000 / 333 ms)', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'performance'] });
+    const database = answeringDatabase();
+    const keeper = createLeaseKeeper({ database, leaseMs: 1_000, checkMs: 333 });
+    const controller = new AbortController();
+    keeper.track(held, 'async', controller);
+    await vi.advanceTimersByTimeAsync(333 * 6);
+    expect(database.sent.map(([name]) => name)).toEqual(Array(6).fill('ladder_lease_renew'));
+    expect(controller.signal.aborted).toBe(false);
+    keeper.stop();
+  });
+
+  it('renews every third of the lease, and only reads at the checks in between (15,000 / 500 ms)', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'performance'] });
+    const database = answeringDatabase();
+    const keeper = createLeaseKeeper({ database, leaseMs: 15_000, checkMs: 500 });
+    const start = performance.now();
+    keeper.track(held, 'async', new AbortController());
+    await vi.advanceTimersByTimeAsync(15_000);
+    const renewals = database.sent.filter(([name]) => name === 'ladder_lease_renew').map(([, at]) => at - start);
+    expect(renewals).toEqual([500, 5_500, 10_500]);
+    expect(database.sent).toHaveLength(30);
     keeper.stop();
   });
 });
